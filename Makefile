@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# devmem-rs: Rust devmem TCP core and a Rust Intel 82576 driver, as an
+# overlay of a Linux 7.3 tree. See README.md.
+#
+#   make setup     install the toolchain and tools (idempotent)
+#   make kernel    apply the overlay and patches, build the kernel (LLVM=1)
+#   make demo      build, boot QEMU, run the devmem demo
+#   make check     static checks, build, KUnit and kselftests in QEMU
+#   make patches   write the git format-patch series to series/
+#   make clean     drop the kernel build output (keeps the pristine tree)
+#   make distclean drop the whole cache
+#
+# Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
+# ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES,
+# EXTRA_CONFIG="CONFIG_X=y ...".
+
+SHELL := /bin/bash
+H := harness
+
+.PHONY: all setup kernel kselftests demo check patches vm clean distclean
+
+all: check
+
+setup:
+	@$(H)/setup.sh
+
+kernel: setup
+	@$(H)/kernel.sh
+
+kselftests: setup
+	@$(H)/kselftest.sh
+
+demo: setup
+	@$(H)/demo.sh
+
+check: setup
+	@$(H)/check.sh
+
+patches:
+	@$(H)/patches.sh >/dev/null
+
+clean:
+	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/kselftest"
+
+distclean:
+	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

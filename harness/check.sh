@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The full test suite, in order: static checks, the kernel build, the
+# kselftest build, then one VM boot running the topology check, every KUnit
+# suite and the upstream kselftests. Prints one line per suite and ends with
+# 'N passed, M failed, K skipped'; exits non-zero on any failure.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CHECK_SUITES=${CHECK_SUITES:-"net-env kunit drivers/net/hw/devmem.py"}
+out=$CACHE_DIR/check
+vmres=$out/vm
+mkdir -p "$out"
+static=$out/static.tsv
+: >"$static"
+
+step() { # name command...
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	info "$name"
+	set +e
+	"$@"
+	rc=$?
+	set -e
+	printf '%s\t%s\t%s\n' "$name" "$([ $rc -eq 0 ] && echo pass || echo fail)" \
+		"$(($(date +%s) - t0)) s" >>"$static"
+	return $rc
+}
+
+"$HARNESS_DIR/static.sh" >>"$static" || printf 'static\tfail\tstatic.sh failed\n' >>"$static"
+
+vm_ok=yes
+step kernel-build "$HARNESS_DIR/kernel.sh" || vm_ok=no
+[ $vm_ok = yes ] && { step kselftest-build "$HARNESS_DIR/kselftest.sh" || vm_ok=no; }
+
+if [ $vm_ok = yes ]; then
+	# shellcheck disable=SC2086
+	step vm-boot "$HARNESS_DIR/vm.sh" "$vmres" $CHECK_SUITES || true
+else
+	rm -rf "$vmres"
+	mkdir -p "$vmres"
+	echo "$CHECK_SUITES" >"$vmres/suites"
+fi
+
+echo
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$vmres" --static "$static"

@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the guest, as root: wires the test topology, then runs the
+# suites named on the command line, writing each one's TAP/KTAP output to
+# $RESULTS/<suite>.tap and its exit status to $RESULTS/<suite>.rc.
+#
+#   run.sh RESULTS_DIR KSELFTEST_DIR suite...
+#
+# Suites: kunit, net-env (topology check), demo, and kselftest paths
+# relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
+#
+# Topology: the device under test is the Intel 82576 (PCI 8086:10c9, QEMU's
+# igb model), whichever driver binds it. Its peer is the virtio-net device on
+# the same QEMU hub, moved into netns ns-remote.
+
+set -u
+RESULTS=$1
+KSFT=$2
+export KSFT
+shift 2
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PYTHONDONTWRITEBYTECODE=1
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+LOCAL_V4=192.0.2.1
+REMOTE_V4=192.0.2.2
+LOCAL_V6=2001:db8:1::1
+REMOTE_V6=2001:db8:1::2
+
+log() { echo "[guest] $*"; }
+
+netdev_by_pci_id() { # vendor device
+	local d
+	for d in /sys/class/net/*; do
+		[ -e "$d/device/vendor" ] || continue
+		if [ "$(cat "$d/device/vendor")" = "$1" ] &&
+			[ "$(cat "$d/device/device")" = "$2" ]; then
+			basename "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
+netdev_by_driver() { # driver
+	local d
+	for d in /sys/class/net/*; do
+		[ -e "$d/device/driver" ] || continue
+		# virtio-net hangs off a virtio bus device, not the PCI function.
+		if [ "$(basename "$(readlink -f "$d/device/driver")")" = "$1" ]; then
+			basename "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
+wait_carrier() { # [netns] dev
+	local ns=()
+	[ $# -eq 2 ] && ns=(ip netns exec "$1") && shift
+	for _ in $(seq 1 100); do
+		[ "$("${ns[@]}" cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+setup_net() {
+	NETIF=$(netdev_by_pci_id 0x8086 0x10c9) || {
+		log "no 82576 (8086:10c9) network device; PCI devices:"
+		grep -H . /sys/bus/pci/devices/*/device
+		return 1
+	}
+	PEER=$(netdev_by_driver virtio_net) || {
+		log "no virtio-net peer device"
+		return 1
+	}
+	ip link set lo up
+	ip netns add ns-remote
+	ip link set "$PEER" netns ns-remote
+	ip -n ns-remote link set lo up
+	ip -n ns-remote addr add "$REMOTE_V4/24" dev "$PEER"
+	ip -n ns-remote addr add "$REMOTE_V6/64" dev "$PEER" nodad
+	ip -n ns-remote link set "$PEER" up
+	ip addr add "$LOCAL_V4/24" dev "$NETIF"
+	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
+	ip link set "$NETIF" up
+	wait_carrier "$NETIF" || log "$NETIF: no carrier after 10 s"
+	wait_carrier ns-remote "$PEER" || log "$PEER: no carrier after 10 s"
+
+	export NETIF LOCAL_V4 LOCAL_V6 REMOTE_V4 REMOTE_V6
+	export REMOTE_TYPE=netns REMOTE_ARGS=ns-remote
+	log "NETIF=$NETIF ($(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")) peer=$PEER in ns-remote"
+}
+
+# The topology itself, as TAP: the drv-net tests assume all of this.
+suite_net_env() {
+	local n=0 fail=0
+	t() { # description command...
+		local d=$1
+		shift
+		n=$((n + 1))
+		if "$@" >/dev/null 2>&1; then
+			echo "ok $n $d"
+		else
+			echo "not ok $n $d"
+			fail=1
+		fi
+	}
+	echo "TAP version 13"
+	echo "1..4"
+	t "carrier on $NETIF" wait_carrier "$NETIF"
+	t "carrier on peer" wait_carrier ns-remote "$PEER"
+	t "ping $REMOTE_V4" ping -c 2 -W 2 "$REMOTE_V4"
+	t "ping $REMOTE_V6" ping -6 -c 2 -W 2 "$REMOTE_V6"
+	return $fail
+}
+
+# Every KUnit suite that ran at boot, as one KTAP document.
+suite_kunit() {
+	local d n=0
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	for d in /sys/kernel/debug/kunit/*/; do
+		[ -r "$d/results" ] && n=$((n + 1))
+	done
+	echo "KTAP version 1"
+	echo "1..$n"
+	for d in /sys/kernel/debug/kunit/*/; do
+		[ -r "$d/results" ] && cat "$d/results"
+	done
+	[ "$n" -gt 0 ]
+}
+
+suite_kselftest() { # path
+	local dir prog
+	dir=$KSFT/$(dirname "$1")
+	prog=$(basename "$1")
+	[ -x "$dir/$prog" ] || {
+		echo "not ok 1 $1 # not installed in $KSFT"
+		return 1
+	}
+	(cd "$dir" && exec timeout --foreground -k 10 "$TEST_TIMEOUT" "./$prog")
+}
+
+mkdir -p "$RESULTS"
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+setup_net || echo "setup_net failed" >"$RESULTS/setup.err"
+
+for suite in "$@"; do
+	name=${suite//\//_}
+	log "suite $suite"
+	case "$suite" in
+	kunit) suite_kunit ;;
+	net-env) suite_net_env ;;
+	demo) "$(dirname "$0")/demo.sh" ;;
+	*) suite_kselftest "$suite" ;;
+	esac >"$RESULTS/$name.tap" 2>&1
+	echo $? >"$RESULTS/$name.rc"
+	cat "$RESULTS/$name.tap"
+done
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >"$RESULTS/kmemleak.txt"
+fi
+dmesg >"$RESULTS/dmesg.txt"
+log "done"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build and install the upstream kselftests the harness runs (ncdevmem and
+# the drv-net Python library with YNL) from the same kernel tree, into
+# $KSFT_DIR, which the guest sees at the same path.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
+KSFT_DIR=${KSFT_DIR:-$CACHE_DIR/kselftest}
+KSFT_TARGETS=${KSFT_TARGETS:-drivers/net/hw}
+log=$KBUILD_OUT/kselftest.log
+
+info "building kselftests: $KSFT_TARGETS"
+if ! make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)" \
+	TARGETS="$KSFT_TARGETS" KSFT_INSTALL_PATH="$KSFT_DIR" \
+	kselftest-install >"$log" 2>&1; then
+	grep -E 'error|Error' "$log" | head -n 30 >&2
+	die "kselftest build failed; full log: $log"
+fi
+for f in drivers/net/hw/ncdevmem drivers/net/hw/devmem.py; do
+	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
+done
+info "kselftests installed in $KSFT_DIR"

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2034 # the variables are for the scripts that source this
+# Shared helpers for the harness scripts. Sourced, not run.
+
+HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP_DIR=$(cd "$HARNESS_DIR/.." && pwd)
+
+# The build cache lives outside the clone so a fresh clone reuses it and
+# incremental builds stay incremental.
+CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/devmem-rs}
+# Kernel tree: the project's own (unpacked from linux-source-7.3) unless the
+# user passes KERNEL_SRC.
+KERNEL_TREE=${KERNEL_SRC:-$CACHE_DIR/linux}
+KBUILD_OUT=${KBUILD_OUT:-$CACHE_DIR/build}
+KERNEL_VERSION_WANT=7.3
+
+# LLVM 19 first on PATH, as the kernel's LLVM=1 build expects.
+if [ -d /usr/lib/llvm-19/bin ]; then
+	case ":$PATH:" in
+	*:/usr/lib/llvm-19/bin:*) ;;
+	*) PATH=/usr/lib/llvm-19/bin:$PATH ;;
+	esac
+fi
+case ":$PATH:" in
+*:$HOME/.cargo/bin:*) ;;
+*) PATH=$HOME/.cargo/bin:$PATH ;;
+esac
+export PATH
+
+info() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+die() {
+	printf '[%s] error: %s\n' "$(basename "$0" .sh)" "$*" >&2
+	exit 1
+}

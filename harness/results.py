@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Judge a test run: parse the TAP/KTAP each suite wrote and hold it to
+the expectations file.
+
+Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE]
+
+Every KUnit test case that runs must pass. A kselftest case must pass when
+the expectations file claims it ('pass'); a SKIP of a claimed case is a
+failure. Unclaimed cases ('unclaimed REASON') are reported and counted as
+skipped. A suite whose TAP is incomplete (fewer results than its plan, or
+none) fails.
+
+Prints one line per suite and ends with 'N passed, M failed, K skipped';
+exits 1 when anything failed.
+"""
+
+import os
+import re
+import sys
+
+RESULT_RE = re.compile(
+    r'^(?P<indent>\s*)(?P<ok>ok|not ok)\s+(?P<num>\d+)\s*(?:-\s*)?'
+    r'(?P<name>[^#]*?)\s*(?:#\s*(?P<directive>\S+)\s*(?P<reason>.*))?$')
+PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
+
+
+class Case:
+    def __init__(self, name, ok, directive, reason, depth):
+        self.name = name
+        self.ok = ok
+        self.skip = (directive or '').upper() == 'SKIP'
+        self.reason = reason or ''
+        self.depth = depth
+        self.children = []
+        self.plan = None    # the subtest plan, for a case with subtests
+
+    def status(self):
+        if self.skip:
+            return 'skip'
+        return 'pass' if self.ok else 'fail'
+
+
+def parse_tap(text):
+    """Parse (K)TAP into (top-level cases, top-level plan).
+
+    KTAP nests subtests by indentation ahead of their parent's result line;
+    a top-level result with children is a suite and its leaves are the test
+    cases.
+    """
+    cases = []
+    plan = None
+    pending = {}    # depth -> results seen at that depth, waiting for parent
+    plans = {}      # depth -> the plan of the subtests being collected there
+    for line in text.splitlines():
+        line = line.rstrip()
+        m = PLAN_RE.match(line)
+        if m:
+            depth = len(m.group('indent').expandtabs(4)) // 4
+            if depth == 0:
+                if plan is None:
+                    plan = int(m.group('n'))
+            else:
+                plans[depth] = int(m.group('n'))
+            continue
+        m = RESULT_RE.match(line)
+        if not m:
+            continue
+        depth = len(m.group('indent').expandtabs(4)) // 4
+        case = Case(m.group('name').strip(), m.group('ok') == 'ok',
+                    m.group('directive'), m.group('reason'), depth)
+        case.children = pending.pop(depth + 1, [])
+        case.plan = plans.pop(depth + 1, None)
+        if depth == 0:
+            cases.append(case)
+        else:
+            pending.setdefault(depth, []).append(case)
+    return cases, plan
+
+
+def leaves(case):
+    if not case.children:
+        return [case]
+    out = []
+    for c in case.children:
+        out.extend(leaves(c))
+    return out
+
+
+def load_expectations(path):
+    """Lines: SUITE CASE pass | SUITE CASE unclaimed REASON..."""
+    exp = {}
+    with open(path, encoding='utf-8') as f:
+        for num, line in enumerate(f, 1):
+            line = line.split('#', 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 3)
+            if len(parts) < 3 or parts[2] not in ('pass', 'unclaimed'):
+                sys.exit(f'{path}:{num}: want "SUITE CASE pass|unclaimed REASON"')
+            reason = parts[3] if len(parts) > 3 else ''
+            if parts[2] == 'unclaimed' and not reason:
+                sys.exit(f'{path}:{num}: an unclaimed case needs a reason')
+            exp.setdefault(parts[0], {})[parts[1]] = (parts[2], reason)
+    return exp
+
+
+def short_name(name):
+    # ksft_run names cases module.function
+    return name.rsplit('.', 1)[-1]
+
+
+def judge_kunit(text):
+    cases, _ = parse_tap(text)
+    passed, failed, lines = 0, 0, []
+    suites = 0
+    for suite in cases:
+        suites += 1
+        # A suite lists its cases' results under a plan; fewer results than
+        # the plan means cases did not run (KUnit still reports such a
+        # suite 'ok' in debugfs when it never ran).
+        if suite.plan is not None and len(suite.children) < suite.plan:
+            failed += 1
+            lines.append(f'    {suite.name}: {len(suite.children)} of '
+                         f'{suite.plan} cases ran')
+        elif not suite.children and suite.plan is None:
+            failed += 1
+            lines.append(f'    {suite.name}: no test case results')
+        for leaf in leaves(suite) if suite.children else []:
+            if leaf.status() == 'fail':
+                failed += 1
+                lines.append(f'    FAIL {suite.name}.{leaf.name}')
+            elif leaf.status() == 'skip':
+                # A KUnit case we build skips only when it cannot run here:
+                # that hides a real regression, so it counts as failed.
+                failed += 1
+                lines.append(f'    SKIP {suite.name}.{leaf.name}: {leaf.reason}')
+            else:
+                passed += 1
+    if suites == 0:
+        failed += 1
+        lines.append('    no KUnit suite ran')
+    return passed, failed, 0, lines, f'{suites} suites'
+
+
+def judge_kselftest(suite, text, exp):
+    cases, plan = parse_tap(text)
+    claims = exp.get(suite, {})
+    passed = failed = skipped = 0
+    lines = []
+    seen = set()
+    for case in cases:
+        name = short_name(case.name)
+        seen.add(name)
+        claim, reason = claims.get(name, claims.get('*', ('pass', '')))
+        st = case.status()
+        if claim == 'unclaimed':
+            skipped += 1
+            note = ' (now passes: claim it)' if st == 'pass' else ''
+            lines.append(f'    {st.upper()} {name}: unclaimed, {reason}{note}')
+        elif st == 'pass':
+            passed += 1
+        else:
+            failed += 1
+            why = f': {case.reason}' if case.reason else ''
+            lines.append(f'    {st.upper()} {name}{why} (claimed)')
+    for name, (claim, _) in claims.items():
+        if name != '*' and name not in seen:
+            if claim == 'pass':
+                failed += 1
+            else:
+                skipped += 1
+            lines.append(f'    MISSING {name}: no result')
+    if plan is None or len(cases) < plan:
+        failed += 1
+        lines.append(f'    incomplete: plan {plan}, {len(cases)} results')
+    return passed, failed, skipped, lines, f'{len(cases)} cases'
+
+
+def judge_plain(text):
+    """A TAP suite where every case must pass (net-env, demo)."""
+    cases, plan = parse_tap(text)
+    passed = sum(1 for c in cases if c.status() == 'pass')
+    bad = [c for c in cases if c.status() != 'pass']
+    lines = [f'    {c.status().upper()} {c.name}' for c in bad]
+    failed = len(bad)
+    if plan is None or len(cases) < plan:
+        failed += 1
+        lines.append(f'    incomplete: plan {plan}, {len(cases)} results')
+    return passed, failed, 0, lines, f'{len(cases)} cases'
+
+
+def main():
+    args = sys.argv[1:]
+    static = None
+    if '--static' in args:
+        i = args.index('--static')
+        static = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    exp = load_expectations(args[0])
+    res_dir = args[1]
+
+    total = [0, 0, 0]
+    out = []
+
+    def report(name, p, f, s, lines, what):
+        total[0] += p
+        total[1] += f
+        total[2] += s
+        verdict = 'FAIL' if f else 'ok'
+        out.append(f'{verdict:4} {name}: {p} passed, {f} failed, {s} skipped ({what})')
+        out.extend(lines)
+
+    if static:
+        with open(static, encoding='utf-8') as f:
+            for line in f:
+                name, st, what = line.rstrip('\n').split('\t', 2)
+                report(name, int(st == 'pass'), int(st != 'pass'), 0, [], what)
+
+    order = []
+    order_file = os.path.join(res_dir, 'suites')
+    if os.path.exists(order_file):
+        with open(order_file, encoding='utf-8') as f:
+            order = f.read().split()
+    if os.path.exists(os.path.join(res_dir, 'setup.err')):
+        report('vm-setup', 0, 1, 0, ['    the guest could not wire the topology'],
+               'see console.log')
+    for suite in order:
+        base = os.path.join(res_dir, suite.replace('/', '_'))
+        try:
+            with open(base + '.tap', encoding='utf-8', errors='replace') as f:
+                text = f.read()
+        except FileNotFoundError:
+            report(suite, 0, 1, 0, ['    no output: the VM did not run it'], '')
+            continue
+        if suite == 'kunit':
+            r = judge_kunit(text)
+        elif suite in ('net-env', 'demo'):
+            r = judge_plain(text)
+        else:
+            r = judge_kselftest(suite, text, exp)
+        report(suite, *r)
+
+    leak = os.path.join(res_dir, 'kmemleak.txt')
+    if os.path.exists(leak):
+        with open(leak, encoding='utf-8', errors='replace') as f:
+            n = sum(1 for l in f if l.startswith('unreferenced object'))
+        report('kmemleak', int(n == 0), int(n != 0), 0,
+               [f'    {n} leaked objects: {leak}'] if n else [], f'{n} objects')
+
+    print('\n'.join(out))
+    print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
+    return 1 if total[1] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

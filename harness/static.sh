@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Static checks, one result line each, tab-separated (name, pass|fail,
+# detail), on stdout:
+#   harness-tests  the harness's own unit tests (harness/tests)
+#   shell lint  shellcheck on the harness scripts
+#   rustfmt     every .rs file of the overlay, with the kernel's rustfmt.toml
+#   checkpatch  scripts/checkpatch.pl --strict on every patch of the series
+#   series      the series applies with git am to the pristine base
+# Clippy runs as part of the kernel build (CLIPPY=1 with -Dwarnings, see
+# kernel.sh), so a clippy warning fails 'kernel-build'.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
+work=$CACHE_DIR/static
+rm -rf "$work"
+mkdir -p "$work"
+
+emit() { printf '%s\t%s\t%s\n' "$1" "$2" "$3"; }
+
+# the harness's own tests and shell lint
+if python3 -m unittest discover -s "$HARNESS_DIR/tests" -p 'test_*.py' >"$work/unittest.log" 2>&1; then
+	emit harness-tests pass "$(grep -o 'Ran [0-9]* tests' "$work/unittest.log")"
+else
+	sed 's/^/    /' "$work/unittest.log" | tail -n 30 >&2
+	emit harness-tests fail "unittest output above"
+fi
+mapfile -t sh < <(cd "$TOP_DIR" && git ls-files -co --exclude-standard -- 'harness/*.sh' 'harness/guest/*.sh' .ci/run)
+if (cd "$TOP_DIR" && shellcheck -x -S warning "${sh[@]}") >"$work/shellcheck.log" 2>&1; then
+	emit shellcheck pass "${#sh[@]} scripts"
+else
+	sed 's/^/    /' "$work/shellcheck.log" | head -n 40 >&2
+	emit shellcheck fail "${#sh[@]} scripts; messages above"
+fi
+
+# rustfmt
+mapfile -t rs < <(cd "$TOP_DIR" && git ls-files -co --exclude-standard -- '*.rs')
+if [ ${#rs[@]} -eq 0 ]; then
+	emit rustfmt pass "no Rust files yet"
+elif (cd "$TOP_DIR" && rustfmt --check --edition 2021 \
+	--config-path "$KERNEL_TREE/.rustfmt.toml" "${rs[@]}") >"$work/rustfmt.log" 2>&1; then
+	emit rustfmt pass "${#rs[@]} files"
+else
+	sed 's/^/    /' "$work/rustfmt.log" | head -n 40 >&2
+	emit rustfmt fail "${#rs[@]} files; diff above"
+fi
+
+# the series: format-patch, checkpatch, git am onto a pristine tree
+series=$("$HARNESS_DIR/patches.sh" "$work/series")
+mapfile -t patches < <(find "$series" -name '*.patch' | sort)
+if [ ${#patches[@]} -eq 0 ]; then
+	emit checkpatch pass "no patches yet"
+else
+	bad=0
+	for p in "${patches[@]}"; do
+		if ! (cd "$KERNEL_TREE" && ./scripts/checkpatch.pl --strict --quiet \
+			--no-tree --show-types "$p") >"$work/checkpatch.log" 2>&1; then
+			bad=$((bad + 1))
+			echo "    $(basename "$p"):" >&2
+			sed 's/^/      /' "$work/checkpatch.log" | head -n 30 >&2
+		fi
+	done
+	if [ $bad -eq 0 ]; then
+		emit checkpatch pass "${#patches[@]} patches, --strict"
+	else
+		emit checkpatch fail "$bad of ${#patches[@]} patches; messages above"
+	fi
+
+	# A worktree kept between runs: resetting it to the base rewrites only
+	# the files the last series touched.
+	am=$CACHE_DIR/am-check
+	if ! git -C "$am" rev-parse --git-dir >/dev/null 2>&1; then
+		rm -rf "$am"
+		git -C "$KERNEL_TREE" worktree prune
+		git -C "$KERNEL_TREE" worktree add -q --detach "$am" devmem-rs-base
+	fi
+	git -C "$am" am --abort >/dev/null 2>&1 || true
+	git -C "$am" checkout -q -f --detach devmem-rs-base
+	git -C "$am" clean -q -fd
+	if git -C "$am" am -q "${patches[@]}" >"$work/am.log" 2>&1 &&
+		[ -z "$(git -C "$am" diff devmem-rs)" ]; then
+		emit series pass "${#patches[@]} patches apply with git am to the base"
+	else
+		sed 's/^/    /' "$work/am.log" | head -n 20 >&2
+		emit series fail "git am onto the pristine base failed or differs"
+	fi
+fi

@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests for harness/results.py: how a run is judged."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, '..', 'results.py')
+
+KUNIT_PASS = textwrap.dedent('''\
+    KTAP version 1
+    1..1
+        KTAP version 1
+        # Subtest: devmem_alloc
+        # module: devmem
+        1..2
+        ok 1 exhaustion
+        ok 2 alignment
+    # devmem_alloc: pass:2 fail:0 skip:0 total:2
+    ok 1 devmem_alloc
+    ''')
+
+# What KUnit prints for a failed KUNIT_EXPECT / kunit_assert!.
+KUNIT_FAIL = textwrap.dedent('''\
+    KTAP version 1
+    1..1
+        KTAP version 1
+        # Subtest: devmem_alloc
+        1..2
+        ok 1 exhaustion
+        # alignment: EXPECTATION FAILED at net/core/devmem_rs/alloc.rs:120
+        Expected n == 4, but
+            n == 3
+        not ok 2 alignment
+    not ok 1 devmem_alloc
+    ''')
+
+KUNIT_SKIP = KUNIT_PASS.replace('ok 2 alignment', 'ok 2 alignment # SKIP no iommu')
+
+DEVMEM_SKIPS = textwrap.dedent('''\
+    TAP version 13
+    1..2
+    ok 1 devmem.check_rx # SKIP Test requires devmem support
+    ok 2 devmem.check_tx # SKIP Test requires devmem support
+    # Totals: pass:0 fail:0 xfail:0 xpass:0 skip:2 error:0
+    ''')
+
+
+def judge(files, expectations, static=None):
+    with tempfile.TemporaryDirectory() as d:
+        res = os.path.join(d, 'res')
+        os.mkdir(res)
+        with open(os.path.join(res, 'suites'), 'w') as f:
+            f.write(' '.join(files))
+        for suite, text in files.items():
+            with open(os.path.join(res, suite.replace('/', '_') + '.tap'), 'w') as f:
+                f.write(text)
+        exp = os.path.join(d, 'exp')
+        with open(exp, 'w') as f:
+            f.write(expectations)
+        args = [sys.executable, RESULTS, exp, res]
+        if static is not None:
+            st = os.path.join(d, 'static.tsv')
+            with open(st, 'w') as f:
+                f.write(static)
+            args += ['--static', st]
+        p = subprocess.run(args, capture_output=True, text=True, check=False)
+        return p.returncode, p.stdout
+
+
+class Judge(unittest.TestCase):
+    def test_kunit_pass(self):
+        rc, out = judge({'kunit': KUNIT_PASS}, '')
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.rstrip().endswith('2 passed, 0 failed, 0 skipped'), out)
+
+    def test_kunit_failed_assertion_fails_the_run(self):
+        rc, out = judge({'kunit': KUNIT_FAIL}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL devmem_alloc.alignment', out)
+        self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
+
+    def test_kunit_skip_is_a_failure(self):
+        rc, out = judge({'kunit': KUNIT_SKIP}, '')
+        self.assertEqual(rc, 1, out)
+
+    def test_kunit_suite_that_never_ran_is_a_failure(self):
+        # What debugfs shows for a built-in suite when autorun is off.
+        text = textwrap.dedent('''\
+            KTAP version 1
+            1..1
+                KTAP version 1
+                # Subtest: rust_kernel_fmt
+                1..1
+            ok 1 rust_kernel_fmt
+            ''')
+        rc, out = judge({'kunit': text}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('0 of 1 cases ran', out)
+
+    def test_no_kunit_suite_is_a_failure(self):
+        rc, _ = judge({'kunit': 'KTAP version 1\n1..0\n'}, '')
+        self.assertEqual(rc, 1)
+
+    def test_unclaimed_skip_counts_as_skipped(self):
+        exp = ('s.py check_rx unclaimed no driver yet\n'
+               's.py check_tx unclaimed no driver yet\n')
+        rc, out = judge({'s.py': DEVMEM_SKIPS}, exp)
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.rstrip().endswith('0 passed, 0 failed, 2 skipped'), out)
+
+    def test_skip_of_claimed_case_is_a_failure(self):
+        exp = 's.py check_rx pass\ns.py check_tx unclaimed no driver yet\n'
+        rc, out = judge({'s.py': DEVMEM_SKIPS}, exp)
+        self.assertEqual(rc, 1, out)
+        self.assertIn('SKIP check_rx: Test requires devmem support (claimed)', out)
+
+    def test_truncated_tap_is_a_failure(self):
+        text = 'TAP version 13\n1..3\nok 1 t.a\n'
+        rc, out = judge({'t.py': text}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('incomplete', out)
+
+    def test_missing_suite_output_is_a_failure(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'suites'), 'w') as f:
+                f.write('kunit')
+            exp = os.path.join(d, 'exp')
+            open(exp, 'w').close()
+            p = subprocess.run([sys.executable, RESULTS, exp, d],
+                               capture_output=True, text=True, check=False)
+            self.assertEqual(p.returncode, 1, p.stdout)
+
+    def test_static_failure_fails_the_run(self):
+        rc, out = judge({}, '', static='rustfmt\tfail\t1 file\ncheckpatch\tpass\t2 patches\n')
+        self.assertEqual(rc, 1, out)
+        self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
+
+    def test_bad_expectation_line_is_rejected(self):
+        rc, _ = judge({}, 's.py check_rx maybe\n')
+        self.assertNotEqual(rc, 0)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the built kernel with virtme-ng and run guest suites.
+#
+#   vm.sh RESULTS_DIR suite...
+#
+# QEMU topology: the device under test (-device igb, an Intel 82576) and a
+# virtio-net peer, both on QEMU hub 0. TCG unless a quick probe shows that
+# KVM boots here (nested KVM often hangs at boot).
+#
+# Every run is bounded by VM_TIMEOUT; when it is hit, or the guest never
+# reaches the test runner, the tail of the console is printed.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RESULTS=$1
+shift
+KERNEL_IMAGE=${KERNEL_IMAGE:-$KBUILD_OUT/arch/x86/boot/bzImage}
+KSFT_DIR=${KSFT_DIR:-$CACHE_DIR/kselftest}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_MEMORY=${VM_MEMORY:-2G}
+VM_CPUS=${VM_CPUS:-2}
+KVM=${KVM:-auto}
+
+[ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: run 'make kernel'"
+command -v vng >/dev/null || die "vng (virtme-ng) not found: run 'make setup'"
+
+# shellcheck disable=SC2054 # commas separate QEMU suboptions
+QEMU_NET=(
+	-netdev hubport,id=dut0,hubid=0
+	-device igb,netdev=dut0,mac=52:54:00:82:57:60
+	-netdev hubport,id=peer0,hubid=0
+	-device virtio-net-pci,netdev=peer0,mac=52:54:00:82:57:61
+)
+
+VNG=(
+	vng --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
+	--cpus "$VM_CPUS" --memory "$VM_MEMORY"
+	--append "kmemleak=on"
+)
+
+# KVM is used only when it is there and boots a guest within a short time.
+use_kvm() {
+	[ "$KVM" = 0 ] && return 1
+	[ -w /dev/kvm ] || return 1
+	[ "$KVM" = 1 ] && return 0
+	local stamp
+	stamp=$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)
+	if [ ! -f "$stamp" ]; then
+		info "probing KVM (once per host boot)"
+		if timeout -k 5 30 "${VNG[@]}" --exec true </dev/null >/dev/null 2>&1; then
+			echo yes >"$stamp"
+		else
+			echo no >"$stamp"
+		fi
+	fi
+	[ "$(cat "$stamp")" = yes ]
+}
+
+accel=(--disable-kvm)
+use_kvm && accel=()
+info "booting ${KERNEL_IMAGE#"$CACHE_DIR"/} ($([ ${#accel[@]} -eq 0 ] && echo KVM || echo TCG)): ${*}"
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+echo "$*" >"$RESULTS/suites"
+console=$RESULTS/console.log
+start=$(date +%s)
+set +e
+timeout -k 10 "$VM_TIMEOUT" "${VNG[@]}" "${accel[@]}" \
+	--rwdir="$RESULTS" \
+	--qemu-opts="${QEMU_NET[*]}" \
+	--exec "$HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
+	</dev/null >"$console" 2>&1
+rc=$?
+set -e
+info "VM ran $(($(date +%s) - start)) s"
+
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	tail -n 40 "$console" >&2
+	die "VM did not finish within ${VM_TIMEOUT}s (console tail above; full console: $console)"
+fi
+if ! grep -q '^\[guest\] done' "$console"; then
+	tail -n 40 "$console" >&2
+	die "VM exited ($rc) before the test runner finished (console tail above; full console: $console)"
+fi
+exit 0

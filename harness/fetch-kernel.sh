@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Provide the pristine Linux 7.3 base as a git repository in the cache:
-# $KERNEL_TREE with the tag devmem-rs-base on the untouched sources.
+# $KERNEL_TREE with $BASE_REF on the untouched sources.
 #
 # Sources, in order:
 #   KERNEL_SRC=<dir>     the user's own tree; a git tree gets a detached
@@ -14,7 +14,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-BASE_TAG=devmem-rs-base
 SHARED_KERNEL_DIR=${SHARED_KERNEL_DIR:-$TOP_DIR/../shared/kernel}
 
 check_version() { # tree
@@ -39,13 +38,13 @@ git_k() { git -C "$KERNEL_TREE" "$@"; }
 commit_base() { # message
 	info "recording the pristine base (one-time, takes a minute)"
 	git_k init -q
-	git_k config user.name "devmem-rs harness"
-	git_k config user.email "devmem-rs@localhost"
 	git_k config core.autocrlf false
 	git_k config gc.auto 0
 	git_k add -A -f .
-	git_k commit -q --no-verify -m "$1"
-	git_k tag -f "$BASE_TAG" >/dev/null
+	GIT_AUTHOR_NAME="Linux 7.3 base" GIT_AUTHOR_EMAIL=base@localhost \
+		GIT_COMMITTER_NAME="Linux 7.3 base" GIT_COMMITTER_EMAIL=base@localhost \
+		git_k commit -q --no-verify -m "$1"
+	git_k update-ref "$BASE_REF" HEAD
 }
 
 # The user's own tree.
@@ -60,7 +59,7 @@ from_user_tree() {
 			git -C "$src" worktree add -q --detach "$wt" HEAD
 		fi
 		KERNEL_TREE=$wt
-		git_k tag -f "$BASE_TAG" "$(git -C "$src" rev-parse HEAD)" >/dev/null
+		git_k update-ref "$BASE_REF" "$(git -C "$src" rev-parse HEAD)"
 	else
 		KERNEL_TREE=$CACHE_DIR/user-tree
 		mkdir -p "$KERNEL_TREE"
@@ -94,7 +93,7 @@ find_deb() {
 }
 
 from_deb() {
-	if git_k rev-parse -q --verify "refs/tags/$BASE_TAG" >/dev/null 2>&1; then
+	if git_k rev-parse -q --verify "$BASE_REF" >/dev/null 2>&1; then
 		echo "$KERNEL_TREE"
 		return
 	fi

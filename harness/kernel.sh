@@ -64,8 +64,9 @@ start=$(date +%s)
 strict=(CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror)
 [ "${STRICT:-1}" = 0 ] && strict=()
 if ! kmake -j"$JOBS" "${strict[@]}" bzImage >"$KBUILD_OUT/build.log" 2>&1; then
-	grep -E 'error|Error|ERROR' "$KBUILD_OUT/build.log" | head -n 40 >&2
-	tail -n 20 "$KBUILD_OUT/build.log" >&2
+	# The first error with its context, then how make gave up.
+	grep -m 1 -A 30 -E '(^|: )(error|fatal error)(\[E[0-9]+\])?:' "$KBUILD_OUT/build.log" >&2 ||
+		tail -n 40 "$KBUILD_OUT/build.log" >&2
 	die "kernel build failed; full log: $KBUILD_OUT/build.log"
 fi
 info "kernel built in $(($(date +%s) - start)) s: $KBUILD_OUT/arch/x86/boot/bzImage"

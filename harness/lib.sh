@@ -12,8 +12,18 @@ CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/devmem-rs}
 # Kernel tree: the project's own (unpacked from linux-source-7.3) unless the
 # user passes KERNEL_SRC.
 KERNEL_TREE=${KERNEL_SRC:-$CACHE_DIR/linux}
-KBUILD_OUT=${KBUILD_OUT:-$CACHE_DIR/build}
+# A user tree builds apart from ours, so switching between them rebuilds
+# neither from scratch.
+if [ -n "${KERNEL_SRC:-}" ]; then
+	KBUILD_OUT=${KBUILD_OUT:-$CACHE_DIR/build-user}
+else
+	KBUILD_OUT=${KBUILD_OUT:-$CACHE_DIR/build}
+fi
 KERNEL_VERSION_WANT=7.3
+# Our refs in the kernel repository, outside its branch and tag namespaces
+# (a user tree's worktree shares refs with the user's repository).
+BASE_REF=refs/devmem-rs/base
+SERIES_REF=refs/devmem-rs/series
 
 # LLVM 19 first on PATH, as the kernel's LLVM=1 build expects.
 if [ -d /usr/lib/llvm-19/bin ]; then

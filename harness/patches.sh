@@ -13,10 +13,10 @@ KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
 
 rm -rf "$OUT_DIR"
 mkdir -p "$OUT_DIR"
-n=$(git -C "$KERNEL_TREE" rev-list --count devmem-rs-base..devmem-rs)
+n=$(git -C "$KERNEL_TREE" rev-list --count "$BASE_REF..$SERIES_REF")
 if [ "$n" -gt 0 ]; then
 	git -C "$KERNEL_TREE" format-patch -q --no-signature --zero-commit \
-		--base=devmem-rs-base -o "$OUT_DIR" devmem-rs-base..devmem-rs
+		--base="$BASE_REF" -o "$OUT_DIR" "$BASE_REF..$SERIES_REF"
 fi
 info "$n patches in $OUT_DIR"
 echo "$OUT_DIR"

@@ -75,13 +75,13 @@ else
 	if ! git -C "$am" rev-parse --git-dir >/dev/null 2>&1; then
 		rm -rf "$am"
 		git -C "$KERNEL_TREE" worktree prune
-		git -C "$KERNEL_TREE" worktree add -q --detach "$am" devmem-rs-base
+		git -C "$KERNEL_TREE" worktree add -q --detach "$am" "$BASE_REF"
 	fi
 	git -C "$am" am --abort >/dev/null 2>&1 || true
-	git -C "$am" checkout -q -f --detach devmem-rs-base
+	git -C "$am" checkout -q -f --detach "$BASE_REF"
 	git -C "$am" clean -q -fd
 	if git -C "$am" am -q "${patches[@]}" >"$work/am.log" 2>&1 &&
-		[ -z "$(git -C "$am" diff devmem-rs)" ]; then
+		[ -z "$(git -C "$am" diff "$SERIES_REF")" ]; then
 		emit series pass "${#patches[@]} patches apply with git am to the base"
 	else
 		sed 's/^/    /' "$work/am.log" | head -n 20 >&2

@@ -20,7 +20,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KERNEL_TREE=$("$HARNESS_DIR/fetch-kernel.sh")
-BASE_TAG=devmem-rs-base
 PATCH_DIR=$TOP_DIR/patches
 SERIES=$PATCH_DIR/series
 
@@ -57,7 +56,7 @@ msgdir=$(mktemp -d "$CACHE_DIR/msg.XXXXXX")
 trap 'rm -rf "$index" "$msgdir"' EXIT
 export GIT_INDEX_FILE=$index
 
-parent=$(git_k rev-parse "$BASE_TAG^{commit}")
+parent=$(git_k rev-parse "$BASE_REF^{commit}")
 git_k read-tree "$parent"
 
 declare -A claimed=()
@@ -102,7 +101,10 @@ while read -r entry; do
 		echo
 		cat "$msgdir/msg"
 	} >"$msgdir/commit"
+	# Author and committer come from the patch, so the same inputs give the
+	# same commit ids on every machine.
 	parent=$(GIT_AUTHOR_NAME=${author:-devmem-rs} GIT_AUTHOR_EMAIL=${email:-devmem-rs@localhost} \
+		GIT_COMMITTER_NAME=${author:-devmem-rs} GIT_COMMITTER_EMAIL=${email:-devmem-rs@localhost} \
 		GIT_AUTHOR_DATE=${date:-} GIT_COMMITTER_DATE=${date:-} \
 		git_k commit-tree "$tree" -p "$parent" -F "$msgdir/commit")
 done < <(series_entries)
@@ -124,5 +126,5 @@ if [ "$old" != "$parent" ]; then
 	changed=$(git_k diff --name-only "$old" "$parent" | wc -l)
 	info "kernel tree at $(git_k rev-parse --short HEAD): $changed files rewritten"
 fi
-git_k update-ref refs/heads/devmem-rs "$parent"
+git_k update-ref "$SERIES_REF" "$parent"
 echo "$KERNEL_TREE"

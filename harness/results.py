@@ -34,6 +34,7 @@ class Case:
         self.depth = depth
         self.children = []
         self.plan = None    # the subtest plan, for a case with subtests
+        self.diag = []      # the lines logged since the previous result
 
     def status(self):
         if self.skip:
@@ -52,6 +53,7 @@ def parse_tap(text):
     plan = None
     pending = {}    # depth -> results seen at that depth, waiting for parent
     plans = {}      # depth -> the plan of the subtests being collected there
+    diag = []
     for line in text.splitlines():
         line = line.rstrip()
         m = PLAN_RE.match(line)
@@ -65,12 +67,17 @@ def parse_tap(text):
             continue
         m = RESULT_RE.match(line)
         if not m:
+            text_line = line.strip().lstrip('#').strip()
+            if text_line and not text_line.endswith('.speed: normal') \
+                    and not text_line.startswith(('KTAP version', 'TAP version', 'Subtest:')):
+                diag.append(text_line)
             continue
         depth = len(m.group('indent').expandtabs(4)) // 4
         case = Case(m.group('name').strip(), m.group('ok') == 'ok',
                     m.group('directive'), m.group('reason'), depth)
         case.children = pending.pop(depth + 1, [])
         case.plan = plans.pop(depth + 1, None)
+        case.diag, diag = diag[-6:], []
         if depth == 0:
             cases.append(case)
         else:
@@ -130,6 +137,7 @@ def judge_kunit(text):
             if leaf.status() == 'fail':
                 failed += 1
                 lines.append(f'    FAIL {suite.name}.{leaf.name}')
+                lines.extend(f'        {d}' for d in leaf.diag)
             elif leaf.status() == 'skip':
                 # A KUnit case we build skips only when it cannot run here:
                 # that hides a real regression, so it counts as failed.
@@ -164,6 +172,8 @@ def judge_kselftest(suite, text, exp):
             failed += 1
             why = f': {case.reason}' if case.reason else ''
             lines.append(f'    {st.upper()} {name}{why} (claimed)')
+            if st == 'fail':
+                lines.extend(f'        {d}' for d in case.diag)
     for name, (claim, _) in claims.items():
         if name != '*' and name not in seen:
             if claim == 'pass':
@@ -235,6 +245,13 @@ def main():
         except FileNotFoundError:
             report(suite, 0, 1, 0, ['    no output: the VM did not run it'], '')
             continue
+        try:
+            with open(base + '.rc', encoding='utf-8') as f:
+                rc = int(f.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            rc = None
+        if rc == 124:
+            text += '\nnot ok 999 killed: ran past TEST_TIMEOUT\n'
         if suite == 'kunit':
             r = judge_kunit(text)
         elif suite in ('net-env', 'demo'):

@@ -22,6 +22,7 @@ KSFT_DIR=${KSFT_DIR:-$CACHE_DIR/kselftest}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_MEMORY=${VM_MEMORY:-2G}
 VM_CPUS=${VM_CPUS:-2}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 KVM=${KVM:-auto}
 
 [ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: run 'make kernel'"
@@ -36,7 +37,7 @@ QEMU_NET=(
 )
 
 VNG=(
-	vng --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
+	vng --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
 	--cpus "$VM_CPUS" --memory "$VM_MEMORY"
 	--append "kmemleak=on"
 )
@@ -72,7 +73,7 @@ set +e
 timeout -k 10 "$VM_TIMEOUT" "${VNG[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
-	--exec "$HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
+	--exec "TEST_TIMEOUT=$TEST_TIMEOUT $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
 	</dev/null >"$console" 2>&1
 rc=$?
 set -e

@@ -18,17 +18,24 @@ run() {
 	"$@" 2>&1 | sed 's/^/  /'
 	return "${PIPESTATUS[0]}"
 }
+# run_filtered PATTERN cmd...: show only the output lines matching PATTERN.
+run_filtered() {
+	local pat=$1
+	shift
+	echo "\$ $* | grep -E '$pat'"
+	"$@" 2>&1 | grep -E "$pat" | sed 's/^/  /'
+}
 
 hdr "device under test"
-run ethtool -i "$NETIF" | grep -E 'driver|version|bus-info'
+run_filtered '^(driver|bus-info)' ethtool -i "$NETIF"
 run ip -br addr show dev "$NETIF"
 run ethtool -l "$NETIF"
 run ethtool -g "$NETIF"
 
 hdr "peer (netns ns-remote)"
 run ip -n ns-remote -br addr
-run ping -c 3 -W 2 "$REMOTE_V4" | tail -n 2
-run ping -6 -c 3 -W 2 "$REMOTE_V6" | tail -n 2
+run_filtered 'transmitted' ping -c 3 -W 2 "$REMOTE_V4"
+run_filtered 'transmitted' ping -6 -c 3 -W 2 "$REMOTE_V6"
 
 hdr "devmem: bind a udmabuf to RX queues of $NETIF (ncdevmem -f $NETIF)"
 echo 64 >/proc/sys/vm/nr_hugepages

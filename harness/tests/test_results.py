@@ -82,6 +82,7 @@ class Judge(unittest.TestCase):
         rc, out = judge({'kunit': KUNIT_FAIL}, '')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL devmem_alloc.alignment', out)
+        self.assertIn('EXPECTATION FAILED at net/core/devmem_rs/alloc.rs:120', out)
         self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
 
     def test_kunit_skip_is_a_failure(self):

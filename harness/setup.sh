@@ -109,6 +109,12 @@ install_apt() {
 	# The trixie-backports source is only read for linux-source-7.3
 	# (fetch-kernel.sh); add it so apt-get download can find it.
 	add_source trixie-backports trixie-backports
+	if ! apt-cache show linux-source-7.3 >/dev/null 2>&1; then
+		APT_UPDATED=
+		apt_update
+		apt-cache show linux-source-7.3 >/dev/null 2>&1 ||
+			info "note: apt offers no linux-source-7.3 (Debian may have dropped it); the kernel then comes from ../shared/kernel or KERNEL_SRC"
+	fi
 }
 
 qemu_ok() {

@@ -85,7 +85,7 @@ find_deb() {
 	deb=$(find "$dl" -maxdepth 1 -name 'linux-source-7.3_*_all.deb' | sort | tail -n 1)
 	if [ -z "$deb" ]; then
 		info "downloading linux-source-7.3 with apt"
-		(cd "$dl" && apt-get download -q linux-source-7.3 >&2) ||
+		(cd "$dl" && apt-get download -q -o APT::Sandbox::User=root linux-source-7.3 >&2) ||
 			die "apt offers no linux-source-7.3 (is trixie-backports in the sources? run 'make setup'); or put the .deb in $SHARED_KERNEL_DIR with a SHA256SUMS file, or pass KERNEL_SRC=<tree>"
 		deb=$(find "$dl" -maxdepth 1 -name 'linux-source-7.3_*_all.deb' | sort | tail -n 1)
 	fi

@@ -63,7 +63,7 @@ declare -A claimed=()
 while read -r entry; do
 	patch=$PATCH_DIR/$entry
 	[ -f "$patch" ] || die "patches/series names $entry, which does not exist"
-	git_k mailinfo -k "$msgdir/msg" "$msgdir/diff" <"$patch" >"$msgdir/info" ||
+	git_k mailinfo "$msgdir/msg" "$msgdir/diff" <"$patch" >"$msgdir/info" ||
 		die "$entry is not in git format-patch form"
 	subject=$(sed -n 's/^Subject: //p' "$msgdir/info")
 	author=$(sed -n 's/^Author: //p' "$msgdir/info")

@@ -43,9 +43,9 @@ use kernel::{
 /// The link value that ends the stack.
 const END: u32 = u32::MAX;
 
-/// The largest number of indices a [`FreeList`] holds: every value but
-/// [`END`].
-pub const MAX_ENTRIES: u32 = END;
+/// The largest number of indices a [`FreeList`] holds, so that every index
+/// differs from [`END`].
+pub const MAX_ENTRIES: u32 = END - 1;
 
 /// Packs a generation tag and the index on top of the stack.
 #[inline]
@@ -89,7 +89,7 @@ impl FreeList {
     /// Creates a stack holding every index in `0..len`, lowest on top, so
     /// that a fresh binding hands out its `net_iov`s in address order.
     pub fn new(len: u32, flags: Flags) -> Result<Self> {
-        if len == MAX_ENTRIES {
+        if len > MAX_ENTRIES {
             return Err(EINVAL);
         }
         // CAST: u32 to usize is lossless on the 32- and 64-bit targets the
@@ -285,6 +285,6 @@ mod tests {
 
     #[test]
     fn capacity_limit_is_enforced() {
-        assert!(FreeList::new(MAX_ENTRIES, GFP_KERNEL).is_err());
+        assert!(FreeList::new(MAX_ENTRIES + 1, GFP_KERNEL).is_err());
     }
 }

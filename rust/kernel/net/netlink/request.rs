@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The request side of generic netlink: what a `doit` handler reads and how
+//! it reports errors.
+//!
+//! - [`Attr`]: one attribute of a request, with typed accessors;
+//! - [`Attrs`]: the attributes of a payload in order, as
+//!   `nla_for_each_attr` walks them;
+//! - [`Policy`] and [`Attr::parse_nested`]: a nested attribute parsed and
+//!   validated by the netlink core against a C policy, as
+//!   `nla_parse_nested` does;
+//! - [`ExtAck`]: the extended ACK, with the semantics of the C macros
+//!   `NL_SET_ERR_MSG`, `NL_SET_ERR_MSG_ATTR`, `NL_SET_BAD_ATTR`,
+//!   `NL_SET_ERR_ATTR_MISS` and `NL_SET_ERR_MSG_FMT`;
+//! - [`Info`]: a request as the genetlink core hands it to `doit`.
+//!
+//! C headers: [`include/net/netlink.h`](srctree/include/net/netlink.h),
+//! [`include/linux/netlink.h`](srctree/include/linux/netlink.h),
+//! [`include/net/genetlink.h`](srctree/include/net/genetlink.h)
+
+use crate::{
+    error::to_result,
+    fmt,
+    prelude::*,
+    str::CStr, //
+};
+use core::{
+    marker::PhantomData,
+    ptr, //
+};
+
+/// Size of `struct nlattr`, the header of every attribute.
+const HDR_LEN: usize = core::mem::size_of::<bindings::nlattr>();
+
+/// Attributes start on this alignment.
+// CAST: NLA_ALIGNTO is 4.
+const ALIGN: usize = bindings::NLA_ALIGNTO as usize;
+
+/// The flag bits of `nla_type`.
+// CAST: the mask is the complement of the two flag bits of a u16 field.
+const TYPE_MASK: u16 = bindings::NLA_TYPE_MASK as u16;
+
+/// `NLA_F_NESTED`.
+// CAST: bit 15 of a u16 field.
+const F_NESTED: u16 = bindings::NLA_F_NESTED as u16;
+
+/// `NL_VALIDATE_STRICT`, what `nla_parse_nested` validates with.
+const VALIDATE_STRICT: bindings::netlink_validation =
+    bindings::netlink_validation_NL_VALIDATE_TRAILING
+        | bindings::netlink_validation_NL_VALIDATE_MAXTYPE
+        | bindings::netlink_validation_NL_VALIDATE_UNSPEC
+        | bindings::netlink_validation_NL_VALIDATE_STRICT_ATTRS
+        | bindings::netlink_validation_NL_VALIDATE_NESTED;
+
+/// `NLMSG_HDRLEN`: the netlink header, aligned.
+const NLMSG_HDRLEN: usize = core::mem::size_of::<bindings::nlmsghdr>().next_multiple_of(ALIGN);
+
+/// The longest message `NL_SET_ERR_MSG_FMT` keeps, with its NUL.
+// CAST: 80.
+const MAX_FMTMSG_LEN: usize = bindings::NETLINK_MAX_FMTMSG_LEN as usize;
+
+/// One attribute of a netlink message: its header and payload.
+///
+/// # Invariants
+///
+/// `bytes` is exactly the attribute: at least [`HDR_LEN`] bytes, as many
+/// as its `nla_len` says, and inside the message it was found in.
+#[derive(Clone, Copy)]
+pub struct Attr<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Attr<'a> {
+    /// Takes the attribute at the front of `buf`, as `nla_ok` would accept
+    /// it, and the rest of `buf` after its aligned end.
+    fn split(buf: &'a [u8]) -> Option<(Self, &'a [u8])> {
+        let hdr = buf.get(..HDR_LEN)?;
+        let len = usize::from(u16::from_ne_bytes([hdr[0], hdr[1]]));
+        if len < HDR_LEN || len > buf.len() {
+            return None;
+        }
+        let next = len.next_multiple_of(ALIGN).min(buf.len());
+        // INVARIANT: `len` bytes, checked against the header and `buf`.
+        Some((Self { bytes: &buf[..len] }, &buf[next..]))
+    }
+
+    /// The attribute at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to an attribute whose `nla_len` bytes are readable and
+    /// unchanged for `'a`, such as one the netlink core parsed and validated
+    /// out of a request being handled.
+    pub unsafe fn from_raw(ptr: *const bindings::nlattr) -> Self {
+        // SAFETY: the header is readable, per the caller.
+        let len = usize::from(unsafe { (*ptr).nla_len }).max(HDR_LEN);
+        // SAFETY: `len` bytes are readable for `'a`, per the caller; `len`
+        // is at least the header, which is readable too.
+        let bytes = unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+        // INVARIANT: validated attributes have `nla_len >= HDR_LEN`.
+        Self { bytes }
+    }
+
+    /// The attribute as the C `struct nlattr` it is.
+    pub fn as_raw(&self) -> *const bindings::nlattr {
+        self.bytes.as_ptr().cast()
+    }
+
+    fn raw_type(&self) -> u16 {
+        u16::from_ne_bytes([self.bytes[2], self.bytes[3]])
+    }
+
+    /// The attribute type, without the flag bits (`nla_type`).
+    pub fn kind(&self) -> u16 {
+        self.raw_type() & TYPE_MASK
+    }
+
+    /// Whether the sender marked the attribute as nested (`NLA_F_NESTED`).
+    pub fn is_nested(&self) -> bool {
+        self.raw_type() & F_NESTED != 0
+    }
+
+    /// The payload (`nla_data`, `nla_len`).
+    pub fn payload(&self) -> &'a [u8] {
+        &self.bytes[HDR_LEN..]
+    }
+
+    /// The payload as a `u32`, as `nla_get_u32` reads it, or `None` when it
+    /// is shorter than that (a policy of `NLA_U32` rules that out).
+    pub fn read_u32(&self) -> Option<u32> {
+        let b = self.payload().get(..4)?;
+        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The attributes nested in this one, in order (`nla_for_each_nested`).
+    pub fn nested(&self) -> Attrs<'a> {
+        Attrs {
+            rest: self.payload(),
+        }
+    }
+
+    /// Parses and validates the attributes nested in this one against
+    /// `policy`, as `nla_parse_nested` does: the sender must have set
+    /// `NLA_F_NESTED`, and errors are reported through `extack`.
+    pub fn parse_nested<const N: usize>(
+        &self,
+        policy: &Policy<'_, N>,
+        extack: &ExtAck<'a>,
+    ) -> Result<Nested<'a, N>> {
+        if !self.is_nested() {
+            extack.set_msg_attr(self, c"NLA_F_NESTED is missing");
+            return Err(EINVAL);
+        }
+        let mut tb = [ptr::null_mut::<bindings::nlattr>(); N];
+        let payload = self.payload();
+        // CAST: the payload of an attribute is shorter than 64 KiB.
+        let len = payload.len() as i32;
+        // SAFETY: `tb` has `N` entries, which `policy` covers (its
+        // invariant); the payload is readable for `len` bytes; `extack` is
+        // null or valid (its invariant).
+        to_result(unsafe {
+            bindings::__nla_parse(
+                tb.as_mut_ptr(),
+                // CAST: `N - 1` fits, a policy has at most 65536 entries.
+                (N - 1) as i32,
+                payload.as_ptr().cast(),
+                len,
+                policy.table.as_ptr(),
+                VALIDATE_STRICT,
+                extack.raw,
+            )
+        })?;
+        // INVARIANT: `__nla_parse` fills `tb` with null or pointers to
+        // validated attributes inside the payload.
+        Ok(Nested {
+            tb,
+            _msg: PhantomData,
+        })
+    }
+}
+
+/// The attributes of a payload in order; stops at the first malformed one,
+/// like `nla_for_each_attr`.
+#[derive(Clone)]
+pub struct Attrs<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Attrs<'a> {
+    /// The attributes in `buf`, a netlink payload.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { rest: buf }
+    }
+
+    /// Only the attributes of type `kind` (`nla_for_each_attr_type`).
+    pub fn of_kind(self, kind: u16) -> impl Iterator<Item = Attr<'a>> {
+        self.filter(move |a| a.kind() == kind)
+    }
+}
+
+impl<'a> Iterator for Attrs<'a> {
+    type Item = Attr<'a>;
+
+    fn next(&mut self) -> Option<Attr<'a>> {
+        let (attr, rest) = Attr::split(self.rest)?;
+        self.rest = rest;
+        Some(attr)
+    }
+}
+
+/// A C attribute policy with `N` entries, for types `0..N`.
+///
+/// # Invariants
+///
+/// `table` is a well-formed policy, as the netlink core expects.
+pub struct Policy<'p, const N: usize> {
+    table: &'p [bindings::nla_policy; N],
+}
+
+impl<'p, const N: usize> Policy<'p, N> {
+    /// Wraps a C policy table.
+    ///
+    /// # Safety
+    ///
+    /// `table` is a policy the netlink core can validate against: every
+    /// entry's type, validation and pointers are consistent, as in the
+    /// tables the YNL code generator emits.
+    pub const unsafe fn new(table: &'p [bindings::nla_policy; N]) -> Self {
+        // INVARIANT: the caller guarantees a well-formed table.
+        Self { table }
+    }
+}
+
+/// The attributes nested in an attribute, parsed against a [`Policy`] with
+/// `N` entries.
+///
+/// # Invariants
+///
+/// Every entry of `tb` is null or points to a validated attribute that is
+/// readable for `'a`.
+pub struct Nested<'a, const N: usize> {
+    tb: [*mut bindings::nlattr; N],
+    _msg: PhantomData<&'a [u8]>,
+}
+
+impl<'a, const N: usize> Nested<'a, N> {
+    /// The attribute of type `kind`, if it was present.
+    pub fn get(&self, kind: u16) -> Option<Attr<'a>> {
+        let p = *self.tb.get(usize::from(kind))?;
+        // SAFETY: non-null entries point to validated attributes readable
+        // for `'a`, by the type invariant.
+        (!p.is_null()).then(|| unsafe { Attr::from_raw(p) })
+    }
+
+    /// The attribute of type `kind` of the nest `nest`, or `EINVAL` with
+    /// the missing type reported (`NL_REQ_ATTR_CHECK`).
+    pub fn require(&self, kind: u16, nest: &Attr<'a>, extack: &ExtAck<'a>) -> Result<Attr<'a>> {
+        self.get(kind).ok_or_else(|| {
+            extack.set_missing(Some(nest), kind);
+            EINVAL
+        })
+    }
+}
+
+/// The extended ACK of a request, where a handler says what went wrong.
+///
+/// Like the C macros, every setter does nothing on a request without one.
+///
+/// # Invariants
+///
+/// `raw` is null or points to a `netlink_ext_ack` that is valid and not
+/// used by anyone else for `'a`.
+pub struct ExtAck<'a> {
+    raw: *mut bindings::netlink_ext_ack,
+    _req: PhantomData<&'a mut bindings::netlink_ext_ack>,
+}
+
+impl<'a> ExtAck<'a> {
+    /// The extended ACK at `raw`, which may be null.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is null or valid for `'a`, and only used through the returned
+    /// value during `'a`.
+    pub unsafe fn from_raw(raw: *mut bindings::netlink_ext_ack) -> Self {
+        // INVARIANT: per the caller.
+        Self {
+            raw,
+            _req: PhantomData,
+        }
+    }
+
+    fn with(&self, f: impl FnOnce(&mut bindings::netlink_ext_ack)) {
+        if !self.raw.is_null() {
+            // SAFETY: non-null `raw` is valid and ours for `'a`, by the type
+            // invariant; `&self` is not `Sync`-shared (`ExtAck` is not
+            // `Sync`), so this is the only reference.
+            f(unsafe { &mut *self.raw })
+        }
+    }
+
+    /// Reports `msg` (`NL_SET_ERR_MSG`).
+    pub fn set_msg(&self, msg: &'static CStr) {
+        // SAFETY: `msg` is a NUL-terminated string.
+        unsafe { bindings::do_trace_netlink_extack(msg.as_char_ptr()) };
+        self.with(|e| e._msg = msg.as_char_ptr());
+    }
+
+    /// Reports `msg` about `attr` (`NL_SET_ERR_MSG_ATTR`).
+    pub fn set_msg_attr(&self, attr: &Attr<'a>, msg: &'static CStr) {
+        // SAFETY: `msg` is a NUL-terminated string.
+        unsafe { bindings::do_trace_netlink_extack(msg.as_char_ptr()) };
+        self.with(|e| {
+            e._msg = msg.as_char_ptr();
+            e.bad_attr = attr.as_raw();
+            e.policy = ptr::null();
+        });
+    }
+
+    /// Points at `attr` as the culprit, with no message (`NL_SET_BAD_ATTR`).
+    pub fn set_bad_attr(&self, attr: &Attr<'a>) {
+        self.with(|e| {
+            e.bad_attr = attr.as_raw();
+            e.policy = ptr::null();
+        });
+    }
+
+    /// Reports a missing attribute of type `kind`, at the top level or in
+    /// `nest` (`NL_SET_ERR_ATTR_MISS`).
+    pub fn set_missing(&self, nest: Option<&Attr<'a>>, kind: u16) {
+        self.with(|e| {
+            e.miss_nest = nest.map_or(ptr::null(), |n| n.as_raw());
+            e.miss_type = kind;
+        });
+    }
+
+    /// Reports a formatted message (`NL_SET_ERR_MSG_FMT`): it is kept in
+    /// the extended ACK's own buffer, cut to 79 bytes; a longer one is
+    /// logged whole, rate limited, as "truncated extack: ...".
+    pub fn set_msg_fmt(&self, args: fmt::Arguments<'_>) {
+        if self.raw.is_null() {
+            return;
+        }
+        self.with(|e| {
+            let mut w = FmtBuf {
+                buf: &mut e._msg_buf,
+                len: 0,
+                total: 0,
+            };
+            // Cannot fail: `FmtBuf` truncates instead.
+            let _ = fmt::Write::write_fmt(&mut w, args);
+            let (end, total) = (w.len, w.total);
+            e._msg_buf[end] = 0;
+            if total >= MAX_FMTMSG_LEN
+                // SAFETY: no requirements.
+                && unsafe { bindings::net_ratelimit() } != 0
+            {
+                // SAFETY: the format string is NUL-terminated and takes one
+                // `%pA`, given a pointer to `fmt::Arguments`, as `_printk`
+                // expects for Rust formatting.
+                unsafe {
+                    bindings::_printk(
+                        c"\x014truncated extack: %pA\n".as_char_ptr(),
+                        ptr::from_ref(&args).cast::<c_void>(),
+                    )
+                };
+            }
+            // SAFETY: `_msg_buf` holds a NUL-terminated string.
+            unsafe { bindings::do_trace_netlink_extack(e._msg_buf.as_ptr()) };
+            e._msg = e._msg_buf.as_ptr();
+        });
+    }
+
+    /// The message reported so far, if any.
+    pub fn msg(&self) -> Option<&CStr> {
+        if self.raw.is_null() {
+            return None;
+        }
+        // SAFETY: `raw` is valid, by the type invariant.
+        let m = unsafe { (*self.raw)._msg };
+        // SAFETY: `_msg` is null or a NUL-terminated string that lives at
+        // least as long as the extended ACK (static, or its own buffer).
+        (!m.is_null()).then(|| unsafe { CStr::from_char_ptr(m) })
+    }
+}
+
+/// Formats into a fixed C buffer, always leaving room for the NUL, and
+/// counts what it would have written (like `snprintf`).
+struct FmtBuf<'b> {
+    buf: &'b mut [c_char],
+    len: usize,
+    total: usize,
+}
+
+impl fmt::Write for FmtBuf<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.buf.len() - 1 - self.len;
+        let n = s.len().min(room);
+        for (dst, &b) in self.buf[self.len..self.len + n]
+            .iter_mut()
+            .zip(s.as_bytes())
+        {
+            // CAST: a byte of the message, as a C char.
+            *dst = b as c_char;
+        }
+        self.len += n;
+        self.total += s.len();
+        Ok(())
+    }
+}
+
+/// A generic netlink request being handled by a `doit` handler.
+///
+/// # Invariants
+///
+/// `raw` points to the `genl_info` of a request under way for `'a`, whose
+/// `attrs` array has `maxattr + 1` entries, each null or a validated
+/// attribute of the request.
+pub struct Info<'a> {
+    raw: *const bindings::genl_info,
+    maxattr: u16,
+    _req: PhantomData<&'a bindings::genl_info>,
+}
+
+impl<'a> Info<'a> {
+    /// The request at `raw`, parsed with a policy of `maxattr + 1` entries.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is the `genl_info` of a request being handled, valid for
+    /// `'a`, whose attributes were parsed into `attrs` for types up to
+    /// `maxattr` (the op's `maxattr`).
+    pub unsafe fn from_raw(raw: *const bindings::genl_info, maxattr: u16) -> Self {
+        // INVARIANT: per the caller.
+        Self {
+            raw,
+            maxattr,
+            _req: PhantomData,
+        }
+    }
+
+    fn info(&self) -> &'a bindings::genl_info {
+        // SAFETY: valid for `'a`, by the type invariant.
+        unsafe { &*self.raw }
+    }
+
+    /// The attribute of type `kind`, if present.
+    pub fn attr(&self, kind: u16) -> Option<Attr<'a>> {
+        if kind > self.maxattr {
+            return None;
+        }
+        // SAFETY: `attrs` has `maxattr + 1` entries, by the type invariant.
+        let p = unsafe { *self.info().attrs.add(usize::from(kind)) };
+        // SAFETY: non-null entries are validated attributes of the request.
+        (!p.is_null()).then(|| unsafe { Attr::from_raw(p) })
+    }
+
+    /// The attribute of type `kind`, or `EINVAL` with the missing type
+    /// reported (`GENL_REQ_ATTR_CHECK`).
+    pub fn require(&self, kind: u16) -> Result<Attr<'a>> {
+        self.attr(kind).ok_or_else(|| {
+            self.extack().set_missing(None, kind);
+            EINVAL
+        })
+    }
+
+    /// Every top-level attribute of the request, in message order, as
+    /// `nla_for_each_attr` over `genlmsg_data` walks them; use it for
+    /// multi-attributes.
+    pub fn all_attrs(&self) -> Attrs<'a> {
+        let info = self.info();
+        let gnlh = info.genlhdr.cast::<u8>().cast_const();
+        let nlh = info.nlhdr;
+        let genl_hdr = core::mem::size_of::<bindings::genlmsghdr>();
+        // SAFETY: the request's netlink header is valid for `'a`.
+        let msg_len = unsafe { (*nlh).nlmsg_len } as usize;
+        let payload_len = msg_len
+            .saturating_sub(NLMSG_HDRLEN)
+            .saturating_sub(genl_hdr);
+        // SAFETY: the genetlink header is followed by the request's
+        // attributes, `payload_len` bytes of it, all inside the message
+        // the core validated; readable for `'a`.
+        let payload = unsafe { core::slice::from_raw_parts(gnlh.add(genl_hdr), payload_len) };
+        Attrs::new(payload)
+    }
+
+    /// The extended ACK of the request.
+    pub fn extack(&self) -> ExtAck<'a> {
+        // SAFETY: the request's extended ACK is null or valid while it is
+        // handled, and a handler reports through it alone.
+        unsafe { ExtAck::from_raw(self.info().extack) }
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_netlink_request)]
+mod tests {
+    use super::*;
+    use crate::alloc::KVec;
+
+    /// Appends an attribute to a message being built, padded to alignment.
+    fn put(msg: &mut KVec<u8>, kind: u16, payload: &[u8]) -> Result {
+        // CAST: test payloads are small.
+        let len = (HDR_LEN + payload.len()) as u16;
+        msg.extend_from_slice(&len.to_ne_bytes(), GFP_KERNEL)?;
+        msg.extend_from_slice(&kind.to_ne_bytes(), GFP_KERNEL)?;
+        msg.extend_from_slice(payload, GFP_KERNEL)?;
+        while msg.len() % ALIGN != 0 {
+            msg.push(0, GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    fn nest(msg: &mut KVec<u8>, kind: u16, inner: &KVec<u8>) -> Result {
+        put(msg, kind | F_NESTED, inner)
+    }
+
+    fn zeroed_extack() -> Result<KBox<bindings::netlink_ext_ack>> {
+        // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
+        let e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
+        Ok(KBox::new(e, GFP_KERNEL)?)
+    }
+
+    /// The policy of the netdev family's queue-id nest, as YNL generates it.
+    fn queue_policy() -> [bindings::nla_policy; 3] {
+        // SAFETY: all-zero is a valid policy entry (NLA_UNSPEC).
+        let mut p: [bindings::nla_policy; 3] = unsafe { core::mem::zeroed() };
+        // CAST: policy types fit the u8 field.
+        p[1].type_ = bindings::NLA_U32 as u8;
+        p[2].type_ = bindings::NLA_U32 as u8;
+        p
+    }
+
+    #[test]
+    fn walks_attributes_in_order_and_by_kind() -> Result {
+        let mut m = KVec::new();
+        put(&mut m, 1, &7u32.to_ne_bytes())?;
+        put(&mut m, 3, &[1, 2, 3])?;
+        put(&mut m, 1, &9u32.to_ne_bytes())?;
+        let kinds: KVec<u16> = {
+            let mut v = KVec::new();
+            for a in Attrs::new(&m) {
+                v.push(a.kind(), GFP_KERNEL)?;
+            }
+            v
+        };
+        assert_eq!(&kinds[..], &[1, 3, 1]);
+        let mut ones = Attrs::new(&m).of_kind(1);
+        assert_eq!(ones.next().and_then(|a| a.read_u32()), Some(7));
+        assert_eq!(ones.next().and_then(|a| a.read_u32()), Some(9));
+        assert!(ones.next().is_none());
+        let odd = Attrs::new(&m).of_kind(3).next().ok_or(EINVAL)?;
+        assert_eq!(odd.payload(), &[1, 2, 3]);
+        assert_eq!(odd.read_u32(), None);
+        Ok(())
+    }
+
+    #[test]
+    fn malformed_tail_ends_the_walk() -> Result {
+        let mut m = KVec::new();
+        put(&mut m, 1, &7u32.to_ne_bytes())?;
+        // An attribute claiming more bytes than are left.
+        m.extend_from_slice(&[200, 0, 2, 0, 0, 0], GFP_KERNEL)?;
+        assert_eq!(Attrs::new(&m).count(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn nested_attributes_parse_against_a_policy() -> Result {
+        let mut inner = KVec::new();
+        put(&mut inner, 1, &5u32.to_ne_bytes())?;
+        put(&mut inner, 2, &0u32.to_ne_bytes())?;
+        let mut m = KVec::new();
+        nest(&mut m, 6, &inner)?;
+        let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
+        let table = queue_policy();
+        // SAFETY: a well-formed table of NLA_U32 entries.
+        let policy = unsafe { Policy::new(&table) };
+        let mut raw = zeroed_extack()?;
+        // SAFETY: `raw` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        let tb = attr.parse_nested(&policy, &extack)?;
+        assert_eq!(tb.get(1).and_then(|a| a.read_u32()), Some(5));
+        assert_eq!(tb.get(2).and_then(|a| a.read_u32()), Some(0));
+        assert!(tb.get(0).is_none());
+        assert!(tb.get(9).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn nest_without_flag_is_refused_like_c() -> Result {
+        let mut inner = KVec::new();
+        put(&mut inner, 1, &5u32.to_ne_bytes())?;
+        let mut m = KVec::new();
+        put(&mut m, 6, &inner)?;
+        let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
+        let table = queue_policy();
+        // SAFETY: a well-formed table of NLA_U32 entries.
+        let policy = unsafe { Policy::new(&table) };
+        let mut raw = zeroed_extack()?;
+        // SAFETY: `raw` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
+        assert_eq!(
+            extack.msg().map(|m| m.to_bytes()),
+            Some(&b"NLA_F_NESTED is missing"[..])
+        );
+        assert_eq!(raw.bad_attr, attr.as_raw());
+        Ok(())
+    }
+
+    #[test]
+    fn policy_violation_and_missing_member_are_reported() -> Result {
+        // A u32 attribute with a 2-byte payload fails strict validation.
+        let mut inner = KVec::new();
+        put(&mut inner, 1, &[1, 2])?;
+        let mut m = KVec::new();
+        nest(&mut m, 6, &inner)?;
+        let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
+        let table = queue_policy();
+        // SAFETY: a well-formed table of NLA_U32 entries.
+        let policy = unsafe { Policy::new(&table) };
+        let mut raw = zeroed_extack()?;
+        {
+            // SAFETY: `raw` is valid and used only through `extack` here.
+            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
+            assert_eq!(
+                extack.msg().map(|m| m.to_bytes()),
+                Some(&b"invalid attribute length"[..])
+            );
+        }
+        let bad = Attrs::new(attr.payload()).next().ok_or(EINVAL)?;
+        assert_eq!(raw.bad_attr, bad.as_raw());
+
+        // A nest lacking a member it needs.
+        let mut inner = KVec::new();
+        put(&mut inner, 2, &0u32.to_ne_bytes())?;
+        let mut m = KVec::new();
+        nest(&mut m, 6, &inner)?;
+        let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
+        let mut raw = zeroed_extack()?;
+        {
+            // SAFETY: `raw` is valid and used only through `extack` here.
+            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            let tb = attr.parse_nested(&policy, &extack)?;
+            assert_eq!(tb.require(1, &attr, &extack).err(), Some(EINVAL));
+        }
+        assert_eq!(raw.miss_type, 1);
+        assert_eq!(raw.miss_nest, attr.as_raw());
+        Ok(())
+    }
+
+    #[test]
+    fn formatted_message_fits() -> Result {
+        let mut raw = zeroed_extack()?;
+        // SAFETY: `raw` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        extack.set_msg_fmt(fmt!("DMA device mismatch between queue {} and {}", 3, 1));
+        assert_eq!(
+            extack.msg().map(|m| m.to_bytes()),
+            Some(&b"DMA device mismatch between queue 3 and 1"[..])
+        );
+        assert_eq!(raw._msg, raw._msg_buf.as_ptr());
+        Ok(())
+    }
+
+    #[test]
+    fn long_formatted_message_is_cut_like_c() -> Result {
+        let mut raw = zeroed_extack()?;
+        // SAFETY: `raw` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        let addr: u64 = 0x1_0000_0800;
+        extack.set_msg_fmt(fmt!(
+            "dmabuf sg entry (addr={addr:#018x}, len={}) not aligned to niov size {}",
+            4096,
+            4096
+        ));
+        let msg = extack.msg().ok_or(EINVAL)?;
+        assert_eq!(msg.to_bytes().len(), MAX_FMTMSG_LEN - 1);
+        assert_eq!(
+            msg.to_bytes(),
+            &b"dmabuf sg entry (addr=0x0000000100000800, len=4096) not aligned to niov size 40"[..]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn null_extack_ignores_everything() {
+        // SAFETY: null is allowed.
+        let extack = unsafe { ExtAck::from_raw(ptr::null_mut()) };
+        extack.set_msg(c"nobody hears this");
+        extack.set_msg_fmt(fmt!("nor {}", "this"));
+        extack.set_missing(None, 3);
+        assert!(extack.msg().is_none());
+    }
+
+    #[test]
+    fn request_attributes_and_missing_ones() -> Result {
+        // nlmsghdr + genlmsghdr + attributes, as a request arrives.
+        let mut m = KVec::new();
+        m.extend_from_slice(&[0u8; 20], GFP_KERNEL)?;
+        put(&mut m, 1, &4u32.to_ne_bytes())?;
+        put(&mut m, 3, &0u32.to_ne_bytes())?;
+        put(&mut m, 3, &1u32.to_ne_bytes())?;
+        // CAST: a short message.
+        let total = m.len() as u32;
+        m[..4].copy_from_slice(&total.to_ne_bytes());
+        let mut attrs = [ptr::null_mut::<bindings::nlattr>(); 4];
+        // The first attribute of each type, as the core's parse leaves it.
+        for a in Attrs::new(&m[20..]) {
+            let slot = &mut attrs[usize::from(a.kind())];
+            if slot.is_null() {
+                *slot = a.as_raw().cast_mut();
+            }
+        }
+        let mut raw_extack = zeroed_extack()?;
+        // SAFETY: all-zero is a valid `genl_info` to fill in.
+        let mut info: bindings::genl_info = unsafe { core::mem::zeroed() };
+        info.nlhdr = m.as_ptr().cast();
+        info.genlhdr = m[16..].as_ptr().cast_mut().cast();
+        info.attrs = attrs.as_mut_ptr();
+        info.extack = &raw mut *raw_extack;
+        {
+            // SAFETY: `info` describes the request in `m`, parsed for types
+            // up to 3, and outlives `req`.
+            let req = unsafe { Info::from_raw(&info, 3) };
+            assert_eq!(req.require(1)?.read_u32(), Some(4));
+            assert_eq!(req.attr(7).map(|a| a.kind()), None);
+            let mut queues = req.all_attrs().of_kind(3);
+            assert_eq!(queues.next().and_then(|a| a.read_u32()), Some(0));
+            assert_eq!(queues.next().and_then(|a| a.read_u32()), Some(1));
+            assert!(queues.next().is_none());
+            assert_eq!(req.require(2).err(), Some(EINVAL));
+        }
+        assert_eq!(raw_extack.miss_type, 2);
+        assert!(raw_extack.miss_nest.is_null());
+        Ok(())
+    }
+}

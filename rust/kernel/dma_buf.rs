@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Importing dma-bufs.
+//!
+//! A device that reads or writes a buffer exported by someone else takes
+//! three steps, each undone by dropping what it returns:
+//!
+//! 1. [`DmaBuf::get`]: the dma-buf behind a file descriptor (a reference to
+//!    it, [`ARef<DmaBuf>`]);
+//! 2. [`Attachment::new`]: attach the device to it;
+//! 3. [`Attachment::map`]: map it for the device in one direction, which
+//!    gives the scatterlist of DMA addresses ([`Mapping::sg_table`]).
+//!
+//! Dropping a [`Mapping`] unmaps it, then detaches, then drops the
+//! reference: the reverse order.
+//!
+//! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
+
+use crate::{
+    device::Device,
+    dma::DataDirection,
+    error::from_err_ptr,
+    prelude::*,
+    scatterlist::SGTable,
+    sync::aref::{
+        ARef,
+        AlwaysRefCounted, //
+    },
+    types::Opaque, //
+};
+use core::ptr::NonNull;
+
+/// A dma-buf: a buffer shared between devices, reference counted through
+/// its file.
+///
+/// # Invariants
+///
+/// The wrapped `struct dma_buf` is valid and has a file whose reference
+/// count keeps it alive.
+#[repr(transparent)]
+pub struct DmaBuf(Opaque<bindings::dma_buf>);
+
+// SAFETY: a dma-buf is a shared object whose methods used here may be
+// called from any thread.
+unsafe impl Send for DmaBuf {}
+
+// SAFETY: see `Send`; the fields read through `&DmaBuf` do not change after
+// export.
+unsafe impl Sync for DmaBuf {}
+
+// SAFETY: `get_dma_buf` and `dma_buf_put` take and drop a reference to the
+// dma-buf's file, which keeps it alive.
+unsafe impl AlwaysRefCounted for DmaBuf {
+    fn inc_ref(&self) {
+        // SAFETY: the dma-buf is valid, by the type invariant.
+        unsafe { bindings::get_dma_buf(self.as_raw()) }
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns a reference to this dma-buf.
+        unsafe { bindings::dma_buf_put(obj.cast().as_ptr()) }
+    }
+}
+
+impl DmaBuf {
+    /// The dma-buf open as file descriptor `fd` in the current task
+    /// (`dma_buf_get`): `EBADF` if `fd` is not open, `EINVAL` if it is not
+    /// a dma-buf.
+    pub fn get(fd: i32) -> Result<ARef<Self>> {
+        // SAFETY: no requirements; the result is a reference or an error.
+        let raw = from_err_ptr(unsafe { bindings::dma_buf_get(fd) })?;
+        // SAFETY: `dma_buf_get` returned a valid dma-buf with a reference
+        // that we now own.
+        Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(raw.cast())) })
+    }
+
+    /// The dma-buf at `raw`.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a valid dma-buf that stays alive for `'a`.
+    pub unsafe fn from_raw<'a>(raw: *mut bindings::dma_buf) -> &'a Self {
+        // SAFETY: `DmaBuf` is a transparent wrapper, and the caller keeps
+        // the dma-buf alive for `'a`.
+        unsafe { &*raw.cast() }
+    }
+
+    /// The C `struct dma_buf`.
+    pub fn as_raw(&self) -> *mut bindings::dma_buf {
+        self.0.get()
+    }
+
+    /// The size of the buffer in bytes.
+    pub fn size(&self) -> usize {
+        // SAFETY: `size` is set at export and never changes.
+        unsafe { (*self.as_raw()).size }
+    }
+}
+
+/// A device attached to a dma-buf (`dma_buf_attach`); detached on drop.
+///
+/// # Invariants
+///
+/// `raw` is an attachment of `buf` for `dev`, made by `dma_buf_attach` and
+/// not yet detached; both references keep what it points to alive.
+pub struct Attachment {
+    raw: NonNull<bindings::dma_buf_attachment>,
+    buf: ARef<DmaBuf>,
+    dev: ARef<Device>,
+}
+
+// SAFETY: an attachment may be mapped, unmapped and detached from any
+// thread.
+unsafe impl Send for Attachment {}
+
+// SAFETY: `&Attachment` gives access to nothing mutable.
+unsafe impl Sync for Attachment {}
+
+impl Attachment {
+    /// Attaches `dev` to `buf`.
+    ///
+    /// The attachment keeps references to both, so neither goes away
+    /// under it.
+    pub fn new(buf: &DmaBuf, dev: &Device) -> Result<Self> {
+        // SAFETY: both pointers are valid; on success the attachment is
+        // ours to detach.
+        let raw = from_err_ptr(unsafe { bindings::dma_buf_attach(buf.as_raw(), dev.as_raw()) })?;
+        // INVARIANT: a fresh attachment of `buf` for `dev`, with references
+        // to both.
+        Ok(Self {
+            // SAFETY: `from_err_ptr` let only valid pointers through.
+            raw: unsafe { NonNull::new_unchecked(raw) },
+            buf: buf.into(),
+            dev: dev.into(),
+        })
+    }
+
+    /// The dma-buf attached to.
+    pub fn dma_buf(&self) -> &DmaBuf {
+        &self.buf
+    }
+
+    /// The attached device.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Maps the buffer for the device, for transfers in `dir`
+    /// (`dma_buf_map_attachment_unlocked`). On failure the attachment is
+    /// dropped, and with it detached.
+    pub fn map(self, dir: DataDirection) -> Result<Mapping> {
+        // SAFETY: the attachment is valid (the type invariant) and not
+        // mapped: mapping consumes it.
+        let sgt = from_err_ptr(unsafe {
+            bindings::dma_buf_map_attachment_unlocked(self.raw.as_ptr(), dir.into())
+        })?;
+        // INVARIANT: a mapping of this attachment in `dir`.
+        Ok(Mapping {
+            // SAFETY: `from_err_ptr` let only valid pointers through.
+            sgt: unsafe { NonNull::new_unchecked(sgt) },
+            dir,
+            att: self,
+        })
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        // SAFETY: the attachment is of this dma-buf and not detached yet
+        // (the type invariant); it is not mapped, since a `Mapping` owns
+        // the attachment it maps.
+        unsafe { bindings::dma_buf_detach(self.buf.as_raw(), self.raw.as_ptr()) }
+    }
+}
+
+/// An attachment mapped for DMA in one direction; unmapped on drop, then
+/// detached.
+///
+/// # Invariants
+///
+/// `sgt` is the table `dma_buf_map_attachment_unlocked` returned for `att`
+/// in `dir`, not unmapped yet.
+pub struct Mapping {
+    sgt: NonNull<bindings::sg_table>,
+    dir: DataDirection,
+    // Dropped after `Mapping::drop` unmaps: detaches last.
+    att: Attachment,
+}
+
+// SAFETY: the table is only read; unmapping may happen on any thread.
+unsafe impl Send for Mapping {}
+
+// SAFETY: `&Mapping` only reads the table.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// The DMA segments of the buffer, for the attached device.
+    pub fn sg_table(&self) -> &SGTable {
+        // SAFETY: the table is valid and unchanged until it is unmapped on
+        // drop, which outlives the borrow.
+        unsafe { SGTable::from_raw(self.sgt.as_ptr()) }
+    }
+
+    /// The direction it was mapped for.
+    pub fn direction(&self) -> DataDirection {
+        self.dir
+    }
+
+    /// The attachment it maps.
+    pub fn attachment(&self) -> &Attachment {
+        &self.att
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `sgt` is this attachment's mapping in `dir`, not unmapped
+        // yet (the type invariant).
+        unsafe {
+            bindings::dma_buf_unmap_attachment_unlocked(
+                self.att.raw.as_ptr(),
+                self.sgt.as_ptr(),
+                self.dir.into(),
+            )
+        }
+    }
+}
+
+/// A dma-buf exporter for tests: it exports a buffer whose mapping has the
+/// DMA segments the test chooses, so importers can be tested with any
+/// layout, including ones real exporters would not produce.
+#[cfg(CONFIG_KUNIT)]
+pub mod test_exporter {
+    use super::*;
+    use crate::{
+        alloc::KVec,
+        dma::DmaAddress,
+        sync::atomic::{
+            Atomic,
+            Relaxed, //
+        },
+    };
+
+    /// What the exporter keeps per buffer.
+    struct State {
+        segments: KVec<(DmaAddress, u32)>,
+        maps: Atomic<u32>,
+    }
+
+    /// `map_dma_buf`: a table with the test's segments.
+    ///
+    /// # Safety
+    ///
+    /// Called by the dma-buf core with a valid attachment of a buffer made
+    /// by [`export`].
+    unsafe extern "C" fn map(
+        att: *mut bindings::dma_buf_attachment,
+        _dir: bindings::dma_data_direction,
+    ) -> *mut bindings::sg_table {
+        // SAFETY: the attachment and its dma-buf are valid during the call;
+        // `priv_` is the `State` this exporter put there.
+        let state = unsafe { &*(*(*att).dmabuf).priv_.cast::<State>() };
+        let n = state.segments.len();
+        let Ok(sgt) = KBox::new(
+            // SAFETY: all-zero is an empty `sg_table`.
+            unsafe { core::mem::zeroed::<bindings::sg_table>() },
+            GFP_KERNEL,
+        ) else {
+            return ENOMEM.to_ptr();
+        };
+        let sgt = KBox::into_raw(sgt);
+        // CAST: a test uses a handful of segments.
+        // SAFETY: `sgt` is a valid, empty table.
+        let ret = unsafe { bindings::sg_alloc_table(sgt, n as u32, GFP_KERNEL.as_raw()) };
+        if ret != 0 {
+            // SAFETY: `sgt` came from `KBox::into_raw` above.
+            drop(unsafe { KBox::from_raw(sgt) });
+            return Error::from_errno(ret).to_ptr();
+        }
+        // SAFETY: `sg_alloc_table` made `n` entries in one chunk: `n` is
+        // small, below `SG_MAX_SINGLE_ALLOC`.
+        let sgl = unsafe { core::slice::from_raw_parts_mut((*sgt).sgl, n) };
+        for (sg, &(addr, len)) in sgl.iter_mut().zip(state.segments.iter()) {
+            sg.dma_address = addr;
+            sg.dma_length = len;
+            sg.length = len;
+        }
+        state.maps.add(1, Relaxed);
+        sgt
+    }
+
+    /// `unmap_dma_buf`: frees a table made by [`map`].
+    ///
+    /// # Safety
+    ///
+    /// Called by the dma-buf core with a valid attachment of a buffer made
+    /// by [`export`] and a table [`map`] returned for it.
+    unsafe extern "C" fn unmap(
+        att: *mut bindings::dma_buf_attachment,
+        sgt: *mut bindings::sg_table,
+        _dir: bindings::dma_data_direction,
+    ) {
+        // SAFETY: as in `map`.
+        let state = unsafe { &*(*(*att).dmabuf).priv_.cast::<State>() };
+        state.maps.fetch_sub(1, Relaxed);
+        // SAFETY: `sgt` is a table `map` made and nobody uses any more.
+        unsafe { bindings::sg_free_table(sgt) };
+        // SAFETY: `map` made `sgt` with `KBox::into_raw`.
+        drop(unsafe { KBox::from_raw(sgt) });
+    }
+
+    /// `release`: frees the buffer's state.
+    ///
+    /// # Safety
+    ///
+    /// Called by the dma-buf core once, when the last reference to a buffer
+    /// made by [`export`] is gone.
+    unsafe extern "C" fn release(buf: *mut bindings::dma_buf) {
+        // SAFETY: the last reference is gone; `priv_` is the `State` that
+        // `export` leaked for this buffer.
+        drop(unsafe { KBox::from_raw((*buf).priv_.cast::<State>()) });
+    }
+
+    static OPS: bindings::dma_buf_ops = {
+        // SAFETY: all-zero is a valid `dma_buf_ops` with no callbacks.
+        let mut ops: bindings::dma_buf_ops = unsafe { core::mem::zeroed() };
+        ops.map_dma_buf = Some(map);
+        ops.unmap_dma_buf = Some(unmap);
+        ops.release = Some(release);
+        ops
+    };
+
+    /// Exports a buffer of `size` bytes whose mapping, for any device, is
+    /// `segments`, `(DMA address, length)` pairs. The CPU cannot access it.
+    pub fn export(size: usize, segments: &[(DmaAddress, u32)]) -> Result<ARef<DmaBuf>> {
+        let mut segs = KVec::with_capacity(segments.len(), GFP_KERNEL)?;
+        for &s in segments {
+            segs.push(s, GFP_KERNEL)?;
+        }
+        let state = KBox::new(
+            State {
+                segments: segs,
+                maps: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        let state = KBox::into_raw(state);
+        // SAFETY: all-zero is a valid `dma_buf_export_info` to fill in.
+        let mut info: bindings::dma_buf_export_info = unsafe { core::mem::zeroed() };
+        info.exp_name = c"rust-test-exporter".as_char_ptr();
+        info.ops = &OPS;
+        info.size = size;
+        // CAST: O_RDWR fits the flags field.
+        info.flags = bindings::O_RDWR as i32;
+        info.priv_ = state.cast();
+        // SAFETY: `info` is complete; on success the buffer owns `state`
+        // and frees it in `release`.
+        match from_err_ptr(unsafe { bindings::dma_buf_export(&info) }) {
+            // SAFETY: a fresh dma-buf with one reference, ours.
+            Ok(raw) => Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(raw.cast())) }),
+            Err(e) => {
+                // SAFETY: the export failed, so `state` is still ours.
+                drop(unsafe { KBox::from_raw(state) });
+                Err(e)
+            }
+        }
+    }
+
+    /// How many mappings of `buf`, made by [`export`], are live.
+    pub fn live_maps(buf: &DmaBuf) -> u32 {
+        // SAFETY: `buf` was made by `export`, whose `priv_` is a `State`
+        // that lives as long as the buffer.
+        let state = unsafe { &*(*buf.as_raw()).priv_.cast::<State>() };
+        state.maps.load(Relaxed)
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_dma_buf)]
+mod tests {
+    use super::*;
+    use crate::{
+        device::Bound,
+        faux,
+        page::PAGE_SIZE, //
+    };
+
+    // CAST: a page fits a u32 segment length.
+    const PAGE: u32 = PAGE_SIZE as u32;
+
+    #[test]
+    fn closed_fd_is_ebadf() {
+        assert_eq!(DmaBuf::get(-1).err(), Some(EBADF));
+    }
+
+    #[test]
+    fn import_maps_and_unmaps() -> Result {
+        let segs = [(0x10_0000, PAGE), (0x80_0000, 2 * PAGE)];
+        let buf = test_exporter::export(3 * PAGE_SIZE, &segs)?;
+        assert_eq!(buf.size(), 3 * PAGE_SIZE);
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let map = Attachment::new(&buf, dev)?.map(DataDirection::FromDevice)?;
+        assert_eq!(test_exporter::live_maps(&buf), 1);
+        let mut seen = 0;
+        for (sg, &(addr, len)) in map.sg_table().iter().zip(segs.iter()) {
+            assert_eq!(sg.dma_address(), addr);
+            assert_eq!(sg.dma_len(), u64::from(len));
+            seen += 1;
+        }
+        assert_eq!(seen, 2);
+        assert_eq!(map.direction(), DataDirection::FromDevice);
+        assert_eq!(map.attachment().dma_buf().size(), 3 * PAGE_SIZE);
+        drop(map);
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn mapping_keeps_the_buffer_alive() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let map = Attachment::new(&buf, dev)?.map(DataDirection::ToDevice)?;
+        // Our own reference goes; the mapping holds another.
+        drop(buf);
+        assert_eq!(map.attachment().dma_buf().size(), PAGE_SIZE);
+        assert_eq!(map.sg_table().iter().count(), 1);
+        drop(map);
+        Ok(())
+    }
+}

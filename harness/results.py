@@ -23,6 +23,10 @@ RESULT_RE = re.compile(
     r'^(?P<indent>\s*)(?P<ok>ok|not ok)\s+(?P<num>\d+)\s*(?:-\s*)?'
     r'(?P<name>[^#]*?)\s*(?:#\s*(?P<directive>\S+)\s*(?P<reason>.*))?$')
 PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
+KERNEL_SPLAT_RE = re.compile(
+    r'(WARNING: CPU: \d+|BUG: |Oops|kernel BUG at|UBSAN:|KASAN:|'
+    r'general protection fault|Kernel panic|list_(add|del) corruption|'
+    r'refcount_t: |INFO: task .* blocked for more than)')
 
 
 class Case:
@@ -259,6 +263,16 @@ def main():
         else:
             r = judge_kselftest(suite, text, exp)
         report(suite, *r)
+
+    # A WARN, BUG or sanitizer report anywhere in the run fails it, even
+    # when every test passed.
+    dmesg = os.path.join(res_dir, 'dmesg.txt')
+    if os.path.exists(dmesg):
+        with open(dmesg, encoding='utf-8', errors='replace') as f:
+            bad = [l.rstrip() for l in f if KERNEL_SPLAT_RE.search(l)]
+        report('kernel-log', int(not bad), int(bool(bad)), 0,
+               [f'    {l}' for l in bad[:10]],
+               f'{len(bad)} warnings or bugs')
 
     leak = os.path.join(res_dir, 'kmemleak.txt')
     if os.path.exists(leak):

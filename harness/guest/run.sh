@@ -161,6 +161,9 @@ for suite in "$@"; do
 	cat "$RESULTS/$name.tap"
 done
 if [ -e /sys/kernel/debug/kmemleak ]; then
+	# kmemleak reports only objects older than 5 s: let what the last
+	# test leaked age before the scan.
+	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak >"$RESULTS/kmemleak.txt"
 fi

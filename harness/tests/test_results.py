@@ -141,6 +141,22 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
 
+    def test_kernel_warning_fails_the_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'suites'), 'w') as f:
+                f.write('kunit')
+            with open(os.path.join(d, 'kunit.tap'), 'w') as f:
+                f.write(KUNIT_PASS)
+            with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
+                f.write('[    3.1] ok\n[    3.2] WARNING: CPU: 1 PID: 42 at net/core/devmem.c:80 x\n')
+            exp = os.path.join(d, 'exp')
+            open(exp, 'w').close()
+            p = subprocess.run([sys.executable, RESULTS, exp, d],
+                               capture_output=True, text=True, check=False)
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertIn('FAIL kernel-log', p.stdout)
+            self.assertIn('net/core/devmem.c:80', p.stdout)
+
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')
         self.assertNotEqual(rc, 0)

@@ -20,6 +20,10 @@ else
 	KBUILD_OUT=${KBUILD_OUT:-$CACHE_DIR/build}
 fi
 KERNEL_VERSION_WANT=7.3
+# virtme-ng lives in a venv of its own, so it does not depend on which
+# python3 or pip PATH finds.
+VENV_DIR=$CACHE_DIR/venv
+VNG=$VENV_DIR/bin/vng
 # Our refs in the kernel repository, outside its branch and tag namespaces
 # (a user tree's worktree shares refs with the user's repository).
 BASE_REF=refs/devmem-rs/base

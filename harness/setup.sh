@@ -65,7 +65,7 @@ apt_update() {
 BASE_PKGS=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio make git rsync
-	python3-yaml python3-jsonschema ethtool socat iproute2 iputils-ping
+	python3-yaml python3-jsonschema python3-venv ethtool socat iproute2 iputils-ping
 	busybox-static zstd xz-utils kmod pahole shellcheck udev
 )
 
@@ -149,16 +149,20 @@ install_rust() {
 # --- virtme-ng ----------------------------------------------------------
 
 install_vng() {
-	case "$(vng --version 2>/dev/null)" in
+	case "$("$VNG" --version 2>/dev/null)" in
 	*"$VIRTME_NG_VERSION"*) ;;
 	*)
-		info "pip install virtme-ng==$VIRTME_NG_VERSION"
-		python3 -m pip install --quiet --disable-pip-version-check \
+		info "virtme-ng $VIRTME_NG_VERSION into $VENV_DIR"
+		rm -rf "$VENV_DIR"
+		mkdir -p "$CACHE_DIR"
+		/usr/bin/python3 -m venv "$VENV_DIR" ||
+			die "could not create a venv with /usr/bin/python3 (python3-venv)"
+		"$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check \
 			"virtme-ng==$VIRTME_NG_VERSION" ||
 			die "pip install virtme-ng failed"
 		;;
 	esac
-	command -v vng >/dev/null || die "vng is not on PATH after pip install"
+	[ -x "$VNG" ] || die "no $VNG after pip install"
 }
 
 install_apt

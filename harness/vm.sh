@@ -26,7 +26,7 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 KVM=${KVM:-auto}
 
 [ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: run 'make kernel'"
-command -v vng >/dev/null || die "vng (virtme-ng) not found: run 'make setup'"
+[ -x "$VNG" ] || die "$VNG (virtme-ng) not found: run 'make setup'"
 
 # shellcheck disable=SC2054 # commas separate QEMU suboptions
 QEMU_NET=(
@@ -36,8 +36,8 @@ QEMU_NET=(
 	-device virtio-net-pci,netdev=peer0,mac=52:54:00:82:57:61
 )
 
-VNG=(
-	vng --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
+VNG_CMD=(
+	"$VNG" --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
 	--cpus "$VM_CPUS" --memory "$VM_MEMORY"
 	--append "kmemleak=on"
 )
@@ -51,7 +51,7 @@ use_kvm() {
 	stamp=$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)
 	if [ ! -f "$stamp" ]; then
 		info "probing KVM (once per host boot)"
-		if timeout -k 5 30 "${VNG[@]}" --exec true </dev/null >/dev/null 2>&1; then
+		if timeout -k 5 30 "${VNG_CMD[@]}" --exec true </dev/null >/dev/null 2>&1; then
 			echo yes >"$stamp"
 		else
 			echo no >"$stamp"
@@ -70,7 +70,7 @@ echo "$*" >"$RESULTS/suites"
 console=$RESULTS/console.log
 start=$(date +%s)
 set +e
-timeout -k 10 "$VM_TIMEOUT" "${VNG[@]}" "${accel[@]}" \
+timeout -k 10 "$VM_TIMEOUT" "${VNG_CMD[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
 	--exec "TEST_TIMEOUT=$TEST_TIMEOUT $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \

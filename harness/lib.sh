@@ -40,6 +40,11 @@ case ":$PATH:" in
 *:$HOME/.cargo/bin:*) ;;
 *) PATH=$HOME/.cargo/bin:$PATH ;;
 esac
+# vng runs its helpers (virtme-run) from PATH.
+case ":$PATH:" in
+*:$VENV_DIR/bin:*) ;;
+*) PATH=$VENV_DIR/bin:$PATH ;;
+esac
 export PATH
 
 info() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network memory: `net_iov`s and the `netmem_ref`s that carry them.
+//!
+//! A `net_iov` stands for a piece of memory the CPU may not be able to read,
+//! such as a slice of a dma-buf in device memory. Memory providers own
+//! arrays of them, grouped in areas ([`NetIovArea`]); page pools and skbs
+//! pass them around as [`NetmemRef`]s, tagged pointers that are either a
+//! `struct page` or a `net_iov`.
+//!
+//! C header: [`include/net/netmem.h`](srctree/include/net/netmem.h)
+
+use crate::{
+    dma::DmaAddress,
+    page::PAGE_SHIFT,
+    prelude::*,
+    types::Opaque, //
+};
+use core::ptr::NonNull;
+
+/// Which kind of memory provider owns a `net_iov`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum NetIovType {
+    /// A dma-buf bound with devmem TCP.
+    Dmabuf = bindings::net_iov_type_NET_IOV_DMABUF,
+    /// An io_uring zero-copy receive area.
+    IoUring = bindings::net_iov_type_NET_IOV_IOURING,
+}
+
+/// A `struct net_iov`.
+///
+/// # Invariants
+///
+/// Once initialised with [`NetIov::init`], `owner` points to the area whose
+/// `niovs` array holds this `net_iov`.
+#[repr(transparent)]
+pub struct NetIov(Opaque<bindings::net_iov>);
+
+// SAFETY: a `net_iov` is a descriptor shared between CPUs by design; its
+// fields are read plainly or updated atomically by the page pool.
+unsafe impl Send for NetIov {}
+
+// SAFETY: see `Send`.
+unsafe impl Sync for NetIov {}
+
+impl NetIov {
+    /// A `net_iov` with every field zero, to be initialised with
+    /// [`NetIov::init`].
+    pub const fn zeroed() -> Self {
+        Self(Opaque::zeroed())
+    }
+
+    /// The `net_iov` at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a `net_iov` that stays valid for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::net_iov) -> &'a Self {
+        // SAFETY: `NetIov` is a transparent wrapper; valid per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The C `struct net_iov`.
+    pub fn as_raw(&self) -> *mut bindings::net_iov {
+        self.0.get()
+    }
+
+    /// Stamps the owning area and type (`net_iov_init`) and records the DMA
+    /// address of the memory, as a page pool keeps it for the
+    /// `net_iov` (`page_pool_set_dma_addr_netmem`).
+    pub fn init(&mut self, owner: &NetIovArea, kind: NetIovType, dma: DmaAddress) {
+        let raw = self.as_raw();
+        // A page pool on a 32-bit machine with 64-bit DMA keeps page frame
+        // numbers, as it does for pages.
+        let stored = if core::mem::size_of::<DmaAddress>() > core::mem::size_of::<usize>() {
+            dma >> PAGE_SHIFT
+        } else {
+            dma
+        };
+        // SAFETY: `&mut self` is the only reference to this `net_iov`.
+        unsafe {
+            (*raw).owner = owner.as_raw();
+            (*raw).type_ = kind as u32;
+            // CAST: fits: see `stored` above.
+            (*raw).desc.dma_addr = stored as usize;
+        }
+        // INVARIANT: the caller places `self` in `owner`'s array; the
+        // area's own invariant ties the two.
+    }
+
+    fn raw(&self) -> &bindings::net_iov {
+        // SAFETY: the `net_iov` is valid; its plain fields read here are
+        // only written through `&mut self`.
+        unsafe { &*self.as_raw() }
+    }
+
+    /// The area this `net_iov` belongs to (`net_iov_owner`).
+    pub fn owner(&self) -> *mut bindings::net_iov_area {
+        self.raw().owner
+    }
+
+    /// The type of provider it belongs to.
+    pub fn kind(&self) -> Option<NetIovType> {
+        match self.raw().type_ {
+            bindings::net_iov_type_NET_IOV_DMABUF => Some(NetIovType::Dmabuf),
+            bindings::net_iov_type_NET_IOV_IOURING => Some(NetIovType::IoUring),
+            _ => None,
+        }
+    }
+
+    /// Its position in its area's array (`net_iov_idx`).
+    pub fn index(&self) -> usize {
+        // SAFETY: `owner` points to the area holding this `net_iov` (the
+        // type invariant).
+        let base = unsafe { (*self.owner()).niovs };
+        // CAST: this `net_iov` lies at or after `base` in the same array,
+        // so the difference is non-negative.
+        // SAFETY: both pointers are in the area's array (the invariant).
+        unsafe { self.as_raw().offset_from(base) as usize }
+    }
+
+    /// The DMA address the page pool records for this `net_iov`.
+    pub fn dma_addr(&self) -> DmaAddress {
+        // CAST: lossless, `dma_addr_t` is at least as wide as `usize`.
+        let stored = self.raw().desc.dma_addr as DmaAddress;
+        if core::mem::size_of::<DmaAddress>() > core::mem::size_of::<usize>() {
+            stored << PAGE_SHIFT
+        } else {
+            stored
+        }
+    }
+
+    /// The `netmem_ref` that carries this `net_iov` (`net_iov_to_netmem`).
+    pub fn to_netmem(&self) -> NetmemRef {
+        // The `net_iov` is aligned: its low bit is free for the tag. C code
+        // turns the value back into a pointer, so the provenance is exposed.
+        NetmemRef(self.as_raw().expose_provenance() | NET_IOV_TAG)
+    }
+}
+
+/// A `struct net_iov_area`: a provider's array of `net_iov`s and where it
+/// starts in the provider's memory.
+///
+/// # Invariants
+///
+/// Once initialised, `niovs` points to `num_niovs` `net_iov`s that live as
+/// long as the area.
+#[repr(transparent)]
+pub struct NetIovArea(Opaque<bindings::net_iov_area>);
+
+// SAFETY: read-only once initialised.
+unsafe impl Send for NetIovArea {}
+
+// SAFETY: read-only once initialised.
+unsafe impl Sync for NetIovArea {}
+
+impl NetIovArea {
+    /// An area with every field zero, to be initialised with
+    /// [`NetIovArea::init`].
+    pub const fn zeroed() -> Self {
+        Self(Opaque::zeroed())
+    }
+
+    /// The area at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to an area that stays valid for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::net_iov_area) -> &'a Self {
+        // SAFETY: transparent wrapper; valid per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The C `struct net_iov_area`.
+    pub fn as_raw(&self) -> *mut bindings::net_iov_area {
+        self.0.get()
+    }
+
+    /// Points the area at its `net_iov`s, which start at `base_virtual` in
+    /// the provider's memory.
+    ///
+    /// # Safety
+    ///
+    /// `niovs` points to `count` `net_iov`s that outlive the area and do not
+    /// move.
+    pub unsafe fn init(
+        &mut self,
+        niovs: *mut bindings::net_iov,
+        count: usize,
+        base_virtual: usize,
+    ) {
+        // SAFETY: `&mut self` is the only reference to the area.
+        let raw = unsafe { &mut *self.as_raw() };
+        raw.niovs = niovs;
+        raw.num_niovs = count;
+        raw.base_virtual = base_virtual;
+        // INVARIANT: per the caller.
+    }
+
+    /// The number of `net_iov`s in the area.
+    pub fn len(&self) -> usize {
+        // SAFETY: read-only once initialised.
+        unsafe { (*self.as_raw()).num_niovs }
+    }
+
+    /// Whether the area has no `net_iov`s.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Where the area starts in the provider's memory.
+    pub fn base_virtual(&self) -> usize {
+        // SAFETY: read-only once initialised.
+        unsafe { (*self.as_raw()).base_virtual }
+    }
+}
+
+/// The tag bit of a `netmem_ref` that carries a `net_iov` (`NET_IOV`).
+// CAST: a one-bit constant.
+const NET_IOV_TAG: bindings::netmem_ref = bindings::NET_IOV as bindings::netmem_ref;
+
+/// A `netmem_ref`: a `struct page` or a `net_iov`, told apart by the low
+/// bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct NetmemRef(bindings::netmem_ref);
+
+impl NetmemRef {
+    /// Wraps a `netmem_ref` from C.
+    pub fn from_raw(raw: bindings::netmem_ref) -> Self {
+        Self(raw)
+    }
+
+    /// The C `netmem_ref`.
+    pub fn as_raw(self) -> bindings::netmem_ref {
+        self.0
+    }
+
+    /// Whether it carries a `net_iov` (`netmem_is_net_iov`).
+    pub fn is_net_iov(self) -> bool {
+        self.0 & NET_IOV_TAG != 0
+    }
+
+    /// The `net_iov` it carries, if it carries one (`netmem_to_net_iov`).
+    pub fn net_iov(self) -> Option<NonNull<bindings::net_iov>> {
+        if !self.is_net_iov() {
+            return None;
+        }
+        NonNull::new(core::ptr::with_exposed_provenance_mut(
+            self.0 & !NET_IOV_TAG,
+        ))
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_netmem)]
+mod tests {
+    use super::*;
+    use crate::alloc::KVVec;
+
+    #[test]
+    fn net_iovs_know_their_area_index_and_address() -> Result {
+        let mut niovs = KVVec::with_capacity(4, GFP_KERNEL)?;
+        for _ in 0..4 {
+            niovs.push(NetIov::zeroed(), GFP_KERNEL)?;
+        }
+        let mut area = KBox::new(NetIovArea::zeroed(), GFP_KERNEL)?;
+        // SAFETY: `niovs` outlives `area` in this test and does not move
+        // (no push after this point).
+        unsafe { area.init(niovs.as_mut_ptr().cast(), 4, 0x4000) };
+        for (i, n) in niovs.iter_mut().enumerate() {
+            // CAST: small test values.
+            n.init(&area, NetIovType::Dmabuf, 0x10_0000 + (i as u64) * 4096);
+        }
+        assert_eq!(area.len(), 4);
+        assert_eq!(area.base_virtual(), 0x4000);
+        for (i, n) in niovs.iter().enumerate() {
+            assert_eq!(n.index(), i);
+            assert_eq!(n.owner(), area.as_raw());
+            assert_eq!(n.kind(), Some(NetIovType::Dmabuf));
+            assert_eq!(n.dma_addr(), 0x10_0000 + (i as u64) * 4096);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn netmem_refs_carry_net_iovs_with_a_tag() -> Result {
+        let n = KBox::new(NetIov::zeroed(), GFP_KERNEL)?;
+        let r = n.to_netmem();
+        assert!(r.is_net_iov());
+        assert_eq!(r.as_raw() & 1, 1);
+        assert_eq!(r.net_iov().map(|p| p.as_ptr()), Some(n.as_raw()));
+        // A page pointer has the bit clear.
+        let page = NetmemRef::from_raw(0x1000);
+        assert!(!page.is_net_iov());
+        assert!(page.net_iov().is_none());
+        Ok(())
+    }
+}

@@ -28,8 +28,10 @@ use core::marker::PhantomData;
 /// `release` runs in whatever context dropped the last reference: an RCU
 /// callback, a bottom half, or under a spinlock. The [`PercpuRef`] it is
 /// given must stay valid until `release` returns: an implementation that
-/// frees the memory holding it does so later, from process context (for
-/// example from a work item), never from within `release`.
+/// frees the memory holding it does so later, from process context, never
+/// from within `release`. `release` always runs inside an RCU read-side
+/// critical section (the one `percpu_ref_put` holds), so a work item that
+/// waits for an RCU grace period before freeing meets this.
 pub unsafe trait Release: Sized {
     /// Called once, when the count of `this` has dropped to zero after
     /// [`PercpuRef::kill`]. Atomic context: it must not sleep.

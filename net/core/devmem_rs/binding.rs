@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A dma-buf bound for devmem TCP.
+//!
+//! Binding imports the dma-buf, maps it for the NIC's DMA device in one
+//! direction, carves the mapping into `net_iov`s ([`super::layout`]) and
+//! keeps the free ones on a [`FreeList`].
+//!
+//! # Lifetime
+//!
+//! A [`Binding`] is referenced by a per-CPU count: the [`Handle`] returned
+//! by [`Binding::bind`] holds the owner's reference (the netlink socket's),
+//! and every page pool and in-flight frag that uses the binding's
+//! `net_iov`s holds one more ([`BindingRef`]). Dropping the handle kills the
+//! count; when the last reference goes the binding is freed from a work
+//! item, in process context, since the last put may come from softirq.
+//!
+//! # Layout in memory
+//!
+//! All `net_iov`s of a binding live in one array, numbered as the layout
+//! numbers them. Each DMA segment has a [`Chunk`] whose C `net_iov_area`
+//! the `net_iov`s point to (`net_iov->owner`), and each chunk points back
+//! to its binding, so the binding of a `net_iov` is two loads away.
+
+use super::{
+    freelist::FreeList,
+    layout::{
+        CarveError,
+        Layout, //
+    },
+};
+use core::ptr::NonNull;
+use kernel::{
+    alloc::{
+        AllocError,
+        KVVec, //
+    },
+    device::Device,
+    dma::DataDirection,
+    dma_buf::{
+        Attachment,
+        DmaBuf,
+        Mapping, //
+    },
+    net::netmem::{
+        NetIov,
+        NetIovArea,
+        NetIovType, //
+    },
+    page::PAGE_SIZE,
+    pr_warn_once,
+    prelude::*,
+    sync::{
+        percpu_ref::{
+            PercpuRef,
+            Release, //
+        },
+        rcu,
+    },
+    workqueue::{
+        self,
+        impl_has_work,
+        new_work,
+        Work,
+        WorkItem, //
+    },
+};
+
+/// Why a dma-buf cannot be bound. Each says what the netlink handler
+/// reports; the texts are those of the C core.
+#[derive(Debug)]
+pub enum BindError {
+    /// `dma_buf_attach` failed.
+    Attach(Error),
+    /// `dma_buf_map_attachment_unlocked` failed.
+    Map(Error),
+    /// A TX dma-buf whose size is not a multiple of `PAGE_SIZE`.
+    TxSize,
+    /// The mapping does not carve into `net_iov`s.
+    Carve(CarveError),
+    /// Out of memory.
+    NoMemory,
+}
+
+impl BindError {
+    /// The errno user space sees.
+    pub fn errno(&self) -> Error {
+        match self {
+            Self::Attach(e) | Self::Map(e) => *e,
+            Self::TxSize => EINVAL,
+            Self::Carve(e) => (*e).into(),
+            Self::NoMemory => ENOMEM,
+        }
+    }
+
+    /// The extack message, when the C core sets one.
+    pub fn message(&self) -> Option<&'static CStr> {
+        match self {
+            Self::Attach(_) => Some(c"Failed to bind dmabuf to device"),
+            Self::Map(_) => Some(c"Failed to map dmabuf attachment"),
+            Self::TxSize => Some(c"TX dma-buf size must be a multiple of PAGE_SIZE"),
+            // Formatted: see `CarveError`'s `Display`.
+            Self::Carve(_) | Self::NoMemory => None,
+        }
+    }
+}
+
+impl From<AllocError> for BindError {
+    fn from(_: AllocError) -> Self {
+        Self::NoMemory
+    }
+}
+
+/// The `net_iov`s of one DMA segment.
+///
+/// `#[repr(C)]` with the area first: a `net_iov`'s owner pointer is the
+/// chunk's address.
+#[repr(C)]
+pub struct Chunk {
+    area: NetIovArea,
+    binding: *const Binding,
+}
+
+/// A bound dma-buf.
+///
+/// # Invariants
+///
+/// - Every `net_iov` in `niovs` belongs to the chunk of `chunks` its layout
+///   number falls in, and every chunk points to this binding.
+/// - `free` numbers exactly the `net_iov`s of `niovs`.
+/// - The binding is pinned in a `KBox` that [`Release::release`] frees.
+#[pin_data]
+pub struct Binding {
+    #[pin]
+    refs: PercpuRef<Binding>,
+    #[pin]
+    free_work: Work<Binding>,
+    niovs: KVVec<NetIov>,
+    chunks: KVec<Chunk>,
+    free: FreeList,
+    layout: Layout,
+    mapping: Mapping,
+}
+
+// SAFETY: the raw pointers between chunks and the binding point into the
+// binding itself, which is shared between CPUs by its reference count.
+unsafe impl Send for Binding {}
+
+// SAFETY: the methods taking `&self` are the free list's (lock-free) and
+// reads of data fixed at creation.
+unsafe impl Sync for Binding {}
+
+impl_has_work! {
+    impl HasWork<Self> for Binding { self.free_work }
+}
+
+impl Binding {
+    /// Binds `buf` for DMA by `dev` in direction `dir`, in `net_iov`s of
+    /// `1 << niov_shift` bytes (`PAGE_SHIFT` for TX).
+    pub fn bind(
+        buf: &DmaBuf,
+        dev: &Device,
+        dir: DataDirection,
+        niov_shift: u32,
+    ) -> Result<Handle, BindError> {
+        let mapping = Attachment::new(buf, dev)
+            .map_err(BindError::Attach)?
+            .map(dir)
+            .map_err(BindError::Map)?;
+        if dir == DataDirection::ToDevice && buf.size() % PAGE_SIZE != 0 {
+            return Err(BindError::TxSize);
+        }
+        let segments = mapping
+            .sg_table()
+            .iter()
+            // CAST: a segment length fits `usize`, it is a 32-bit field.
+            .map(|sg| (sg.dma_address(), sg.dma_len() as usize));
+        let layout = Layout::carve(segments, niov_shift, GFP_KERNEL).map_err(BindError::Carve)?;
+
+        let count = layout.count();
+        // CAST: u32 to usize is lossless on Linux.
+        let mut niovs = KVVec::with_capacity(count as usize, GFP_KERNEL)?;
+        for _ in 0..count {
+            niovs.push(NetIov::zeroed(), GFP_KERNEL)?;
+        }
+        let mut chunks = KVec::with_capacity(layout.chunks().len(), GFP_KERNEL)?;
+        for _ in layout.chunks() {
+            chunks.push(
+                Chunk {
+                    area: NetIovArea::zeroed(),
+                    binding: core::ptr::null(),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let free = FreeList::new(count, GFP_KERNEL).map_err(|_| BindError::NoMemory)?;
+
+        let mut this = KBox::pin_init(
+            try_pin_init!(Self {
+                refs <- PercpuRef::new(GFP_KERNEL),
+                free_work <- new_work!("devmem::Binding::free_work"),
+                niovs,
+                chunks,
+                free,
+                layout,
+                mapping,
+            }? Error),
+            GFP_KERNEL,
+        )
+        .map_err(|_| BindError::NoMemory)?;
+
+        // Wire the chunks and `net_iov`s to each other, now that nothing of
+        // the binding moves any more.
+        let me: *const Self = &*this;
+        let proj = this.as_mut().project();
+        let base = proj.niovs.as_mut_ptr();
+        let shift = proj.layout.shift();
+        for (chunk, c) in proj.chunks.iter_mut().zip(proj.layout.chunks()) {
+            chunk.binding = me;
+            // CAST: u32 to usize is lossless on Linux.
+            let (first, n) = (c.first as usize, c.count as usize);
+            // SAFETY: `first..first + n` is inside `niovs` (the layout's
+            // invariant), which is never resized and is freed with the
+            // chunks.
+            unsafe { chunk.area.init(base.add(first).cast(), n, c.base_virtual) };
+            for (j, niov) in proj.niovs[first..first + n].iter_mut().enumerate() {
+                // CAST: `j` is below a segment's niov count.
+                let dma = c.base_dma + ((j as u64) << shift);
+                niov.init(&chunk.area, NetIovType::Dmabuf, dma);
+            }
+        }
+
+        // INVARIANT: wired above; the box is freed by `Release::release`.
+        // SAFETY: the binding stays pinned: only `release` turns the
+        // pointer back into a box.
+        let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(this) });
+        // SAFETY: `KBox::into_raw` does not return null.
+        Ok(Handle(unsafe { NonNull::new_unchecked(raw) }))
+    }
+
+    /// The binding a `net_iov` of it belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `niov` is a `net_iov` of a live binding (its owner is a [`Chunk`]).
+    pub unsafe fn of_net_iov(niov: &NetIov) -> &Binding {
+        let chunk = niov.owner().cast::<Chunk>();
+        // SAFETY: a binding's `net_iov`s point to their chunk (the type
+        // invariant), whose binding outlives the reference per the caller.
+        unsafe { &*(*chunk).binding }
+    }
+
+    /// The number of `net_iov`s.
+    pub fn niov_count(&self) -> u32 {
+        self.layout.count()
+    }
+
+    /// The `net_iov` numbered `idx`.
+    pub fn net_iov(&self, idx: u32) -> Option<&NetIov> {
+        // CAST: u32 to usize is lossless on Linux.
+        self.niovs.get(idx as usize)
+    }
+
+    /// The number of a `net_iov` of this binding, from its place in the
+    /// array, or `None` if it is not one of ours.
+    pub fn index_of(&self, niov: &NetIov) -> Option<u32> {
+        let base = self.niovs.as_ptr().addr();
+        let off = core::ptr::from_ref(niov).addr().checked_sub(base)?;
+        let idx = u32::try_from(off / core::mem::size_of::<NetIov>()).ok()?;
+        (idx < self.niov_count()).then_some(idx)
+    }
+
+    /// The `net_iov` at dma-buf offset `virt`, for TX.
+    pub fn net_iov_at(&self, virt: usize) -> Option<&NetIov> {
+        self.layout.index_at(virt).and_then(|i| self.net_iov(i))
+    }
+
+    /// The dma-buf offset of a `net_iov` of this binding.
+    pub fn virtual_addr(&self, niov: &NetIov) -> Option<usize> {
+        self.index_of(niov).map(|i| self.layout.virtual_addr(i))
+    }
+
+    /// log2 of the size of a `net_iov`.
+    pub fn niov_shift(&self) -> u32 {
+        self.layout.shift()
+    }
+
+    /// The mapped dma-buf.
+    pub fn dma_buf(&self) -> &DmaBuf {
+        self.mapping.attachment().dma_buf()
+    }
+
+    /// Takes a free `net_iov`, or `None` when all are in use.
+    pub fn alloc(&self) -> Option<&NetIov> {
+        self.free.pop().and_then(|i| self.net_iov(i))
+    }
+
+    /// Takes up to `out.len()` free `net_iov` numbers at once.
+    pub fn alloc_bulk(&self, out: &mut [u32]) -> usize {
+        self.free.pop_bulk(out)
+    }
+
+    /// Puts back a `net_iov` taken with [`Binding::alloc`]. A `net_iov` of
+    /// another binding is refused with a warning.
+    pub fn free(&self, niov: &NetIov) {
+        match self.index_of(niov) {
+            Some(i) => self.free.push(i),
+            None => pr_warn_once!("net_iov freed to the wrong binding\n"),
+        }
+    }
+
+    /// Takes a reference unless the binding is gone (`percpu_ref_tryget`).
+    pub fn tryget(&self) -> Option<BindingRef> {
+        // INVARIANT: a reference was taken for the new `BindingRef`.
+        self.refs.tryget().then(|| BindingRef(NonNull::from(self)))
+    }
+}
+
+// SAFETY: `release` only queues the binding's own work item, which waits
+// for an RCU grace period before freeing: `release` always runs inside the
+// RCU read-side section of `percpu_ref_put_many`, so it has returned by
+// then.
+unsafe impl Release for Binding {
+    fn release(this: &PercpuRef<Self>) {
+        let ptr = core::ptr::from_ref(this);
+        // SAFETY: every `PercpuRef<Binding>` is the `refs` field of a
+        // binding made by `Binding::bind`.
+        let binding = unsafe { kernel::container_of!(ptr, Binding, refs) };
+        // SAFETY: `Binding::bind` leaked this box; the count reached zero
+        // once, so this is the only place that takes it back.
+        let boxed = unsafe { Pin::new_unchecked(KBox::from_raw(binding.cast_mut())) };
+        workqueue::system().enqueue(boxed);
+    }
+}
+
+impl WorkItem for Binding {
+    type Pointer = Pin<KBox<Self>>;
+
+    fn run(this: Pin<KBox<Self>>) {
+        // Wait for `release`, which queued us, to have returned.
+        rcu::synchronize_rcu();
+        // Unmaps, detaches and drops the dma-buf, then frees everything.
+        drop(this);
+    }
+}
+
+/// The owner's reference to a binding: dropping it starts the teardown
+/// (`percpu_ref_kill`), which finishes when the last [`BindingRef`] goes.
+///
+/// # Invariants
+///
+/// Points to a live binding whose initial reference this handle holds.
+pub struct Handle(NonNull<Binding>);
+
+// SAFETY: a handle may be dropped on any thread.
+unsafe impl Send for Handle {}
+
+// SAFETY: `&Handle` only gives `&Binding`, which is `Sync`.
+unsafe impl Sync for Handle {}
+
+impl core::ops::Deref for Handle {
+    type Target = Binding;
+
+    fn deref(&self) -> &Binding {
+        // SAFETY: alive while the handle holds its reference (invariant).
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.refs.kill();
+    }
+}
+
+/// A counted reference to a binding, as page pools and frags hold one.
+///
+/// # Invariants
+///
+/// Points to a binding and holds one reference to it.
+pub struct BindingRef(NonNull<Binding>);
+
+// SAFETY: references may be dropped on any thread.
+unsafe impl Send for BindingRef {}
+
+// SAFETY: `&BindingRef` only gives `&Binding`, which is `Sync`.
+unsafe impl Sync for BindingRef {}
+
+impl core::ops::Deref for BindingRef {
+    type Target = Binding;
+
+    fn deref(&self) -> &Binding {
+        // SAFETY: alive while the reference is held (invariant).
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for BindingRef {
+    fn drop(&mut self) {
+        // SAFETY: the binding is alive until this put (invariant).
+        unsafe { self.0.as_ref() }.refs.put();
+    }
+}
+
+#[kunit_tests(devmem_rs_binding)]
+mod tests {
+    use super::*;
+    use kernel::{
+        device::Bound,
+        dma::DmaAddress,
+        dma_buf::test_exporter,
+        faux,
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    // CAST: a page fits a u32 segment length.
+    const PAGE: u32 = PAGE_SIZE as u32;
+
+    fn with_device<R>(f: impl FnOnce(&Device) -> R) -> Result<R> {
+        let reg = faux::Registration::new(c"devmem-rs-test", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        Ok(f(dev))
+    }
+
+    /// Waits (up to a second) for a dropped binding's mapping to go.
+    fn wait_unmapped(buf: &DmaBuf) -> bool {
+        for _ in 0..100 {
+            if test_exporter::live_maps(buf) == 0 {
+                return true;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn binds_and_numbers_net_iovs() -> Result {
+        let segs: [(DmaAddress, u32); 2] = [(0x10_0000, 2 * PAGE), (0x80_0000, PAGE)];
+        let buf = test_exporter::export(3 * PAGE_SIZE, &segs)?;
+        let ok = with_device(|dev| -> Result {
+            let b =
+                Binding::bind(&buf, dev, DataDirection::FromDevice, 12).map_err(|e| e.errno())?;
+            assert_eq!(b.niov_count(), 3);
+            let n2 = b.net_iov(2).ok_or(EINVAL)?;
+            assert_eq!(n2.dma_addr(), 0x80_0000);
+            assert_eq!(n2.index(), 0);
+            assert_eq!(b.virtual_addr(n2), Some(2 * PAGE_SIZE));
+            // SAFETY: `n2` is a `net_iov` of the live binding `b`.
+            let owner = unsafe { Binding::of_net_iov(n2) };
+            assert!(core::ptr::eq(owner, &*b));
+            assert!(core::ptr::eq(
+                b.net_iov_at(2 * PAGE_SIZE + 100).ok_or(EINVAL)?,
+                n2
+            ));
+            assert!(b.net_iov_at(3 * PAGE_SIZE).is_none());
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+
+    #[test]
+    fn allocates_every_net_iov_once() -> Result {
+        let buf = test_exporter::export(4 * PAGE_SIZE, &[(0x10_0000, 4 * PAGE)])?;
+        let ok = with_device(|dev| -> Result {
+            let b =
+                Binding::bind(&buf, dev, DataDirection::FromDevice, 12).map_err(|e| e.errno())?;
+            let mut got = KVec::new();
+            while let Some(n) = b.alloc() {
+                got.push(b.index_of(n).ok_or(EINVAL)?, GFP_KERNEL)?;
+            }
+            assert_eq!(&got[..], &[0, 1, 2, 3]);
+            b.free(b.net_iov(2).ok_or(EINVAL)?);
+            assert_eq!(b.alloc().and_then(|n| b.index_of(n)), Some(2));
+            assert!(b.alloc().is_none());
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+
+    #[test]
+    fn misaligned_segment_is_refused_and_unmapped() -> Result {
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0800, 2 * PAGE)])?;
+        let err = with_device(|dev| Binding::bind(&buf, dev, DataDirection::FromDevice, 12).err())?;
+        match err {
+            Some(BindError::Carve(e)) => assert_eq!(Error::from(e), EINVAL),
+            _ => return Err(EINVAL),
+        }
+        // Nothing stays mapped after a failed bind.
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn tx_size_must_be_page_multiple() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE + 1, &[(0x10_0000, PAGE)])?;
+        let err = with_device(|dev| Binding::bind(&buf, dev, DataDirection::ToDevice, 12).err())?;
+        let e = err.ok_or(EINVAL)?;
+        assert_eq!(e.errno(), EINVAL);
+        assert_eq!(
+            e.message().map(|m| m.to_bytes()),
+            Some(&b"TX dma-buf size must be a multiple of PAGE_SIZE"[..])
+        );
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn last_reference_frees_everything() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let ok = with_device(|dev| -> Result {
+            let b =
+                Binding::bind(&buf, dev, DataDirection::FromDevice, 12).map_err(|e| e.errno())?;
+            let r = b.tryget().ok_or(EINVAL)?;
+            // The owner lets go; a page pool still holds the binding.
+            drop(b);
+            fsleep(Delta::from_millis(50));
+            assert_eq!(test_exporter::live_maps(&buf), 1);
+            assert_eq!(r.niov_count(), 1);
+            drop(r);
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+}

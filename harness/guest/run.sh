@@ -7,8 +7,10 @@
 #
 #   run.sh RESULTS_DIR KSELFTEST_DIR suite...
 #
-# Suites: kunit, net-env (topology check), demo, and kselftest paths
-# relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
+# Suites: kunit, net-env (topology check), devmem-bind (bad-input requests
+# to bind-rx / bind-tx through the YNL cli; needs KSRC, the kernel tree),
+# demo, and kselftest paths relative to KSELFTEST_DIR (e.g.
+# drivers/net/hw/devmem.py).
 #
 # Topology: the device under test is the Intel 82576 (PCI 8086:10c9, QEMU's
 # igb model), whichever driver binds it. Its peer is the virtio-net device on
@@ -154,6 +156,7 @@ for suite in "$@"; do
 	case "$suite" in
 	kunit) suite_kunit ;;
 	net-env) suite_net_env ;;
+	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1

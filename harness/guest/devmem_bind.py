@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Bad-input scenarios for netdev bind-rx / bind-tx, through the YNL cli.
+
+Runs in the guest (run.sh exports NETIF and KSRC, the kernel tree). Each
+scenario sends one request with upstream's tools/net/ynl/pyynl/cli.py and
+checks what the kernel answered: the errno, the extack message and the
+attribute it blamed or found missing, as the C core (net/core/netdev-genl.c)
+defines them. The cli's own error line is logged for every case, so the
+outputs of two kernels (C core, Rust core) can be compared line by line.
+
+TAP on stdout.
+"""
+
+import ast
+import errno
+import json
+import os
+import subprocess
+import sys
+
+KSRC = os.environ['KSRC']
+NETIF = os.environ['NETIF']
+CLI = os.path.join(KSRC, 'tools/net/ynl/pyynl/cli.py')
+SPEC = os.path.join(KSRC, 'Documentation/netlink/specs/netdev.yaml')
+PAGE_SIZE = os.sysconf('SC_PAGE_SIZE')
+NO_DEV = 1 << 20    # an ifindex nothing has
+
+
+def ifindex(name):
+    with open(f'/sys/class/net/{name}/ifindex', encoding='ascii') as f:
+        return int(f.read())
+
+
+def queues(*ids):
+    return [{'id': i, 'type': 'rx'} for i in ids]
+
+
+def run_cli(op, attrs):
+    """Returns (exit status, the cli's last output line)."""
+    # --schema '': the spec is the tree's own, validating it against its
+    # schema under TCG costs seconds per request and tests nothing here.
+    p = subprocess.run([sys.executable, CLI, '--spec', SPEC, '--schema', '',
+                        '--do', op, '--json', json.dumps(attrs)],
+                       capture_output=True, text=True, timeout=60, check=False)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    return p.returncode, out[-1] if out else ''
+
+
+def parse_line(line):
+    """Splits the cli's error line (NlError's format) into the message,
+    the error string and the rest of the extack, a dict."""
+    prefix = 'Netlink error: '
+    if not line.startswith(prefix):
+        return None
+    rest = line[len(prefix):]
+    extack = {}
+    brace = rest.find(' {')
+    if brace >= 0:
+        extack = ast.literal_eval(rest[brace + 1:])
+        rest = rest[:brace]
+    msg, _, err = rest.rpartition(': ')
+    return msg or None, err, extack
+
+
+def expect(err, msg=None, **extack):
+    """What the kernel answers: errno, extack message, extack attributes.
+    The cli adds the spec's doc string of a missing attribute; it is left
+    out of the comparison."""
+    return msg, os.strerror(err), extack
+
+
+def u32_range(lo):
+    return {'min-value': lo, 'max-value': 0xffffffff, 'type': 'u32'}
+
+
+def scenarios():
+    dut = ifindex(NETIF)
+    lo = ifindex('lo')
+    big = 3 * PAGE_SIZE     # a multiple of PAGE_SIZE, not a power of two
+    return [
+        # Required attributes, checked first, in this order.
+        ('bind-rx without ifindex', 'bind-rx',
+         {'fd': 0, 'queues': queues(0)},
+         expect(errno.EINVAL, **{'miss-type': 'ifindex'})),
+        ('bind-rx without fd', 'bind-rx',
+         {'ifindex': dut, 'queues': queues(0)},
+         expect(errno.EINVAL, **{'miss-type': 'fd'})),
+        ('bind-rx without queues', 'bind-rx',
+         {'ifindex': dut, 'fd': 0},
+         expect(errno.EINVAL, **{'miss-type': 'queues'})),
+        ('bind-tx without fd', 'bind-tx',
+         {'ifindex': dut},
+         expect(errno.EINVAL, **{'miss-type': 'fd'})),
+        # Policy checks, made by the netlink core before the handler.
+        ('bind-rx with ifindex 0', 'bind-rx',
+         {'ifindex': 0, 'fd': 0, 'queues': queues(0)},
+         expect(errno.ERANGE, 'integer out of range',
+                **{'bad-attr': '.ifindex', 'policy': u32_range(1)})),
+        ('bind-rx with rx-page-size below PAGE_SIZE', 'bind-rx',
+         {'ifindex': dut, 'fd': 0, 'queues': queues(0),
+          'rx-page-size': PAGE_SIZE // 2},
+         expect(errno.ERANGE, 'integer out of range',
+                **{'bad-attr': '.rx-page-size',
+                   'policy': u32_range(PAGE_SIZE)})),
+        # The handler's own checks.
+        ('bind-rx with rx-page-size not a power of 2', 'bind-rx',
+         {'ifindex': dut, 'fd': 0, 'queues': queues(0), 'rx-page-size': big},
+         expect(errno.EINVAL, 'rx-page-size must be a power of 2',
+                     **{'bad-attr': '.rx-page-size'})),
+        ('bind-rx on a device that does not exist', 'bind-rx',
+         {'ifindex': NO_DEV, 'fd': 0, 'queues': queues(0)},
+         expect(errno.ENODEV)),
+        ('bind-rx on a device without the queue API', 'bind-rx',
+         {'ifindex': dut, 'fd': 0, 'queues': queues(0)},
+         expect(errno.EOPNOTSUPP, **{'bad-attr': '.ifindex'})),
+        ('bind-rx on loopback', 'bind-rx',
+         {'ifindex': lo, 'fd': 0, 'queues': queues(0)},
+         expect(errno.EOPNOTSUPP, **{'bad-attr': '.ifindex'})),
+        ('bind-tx on a device that does not exist', 'bind-tx',
+         {'ifindex': NO_DEV, 'fd': 0},
+         expect(errno.ENODEV)),
+        ('bind-tx on a device without netmem TX', 'bind-tx',
+         {'ifindex': dut, 'fd': 0},
+         expect(errno.EOPNOTSUPP, 'Driver does not support netmem TX')),
+    ]
+
+
+def main():
+    cases = scenarios()
+    print('TAP version 13')
+    print(f'1..{len(cases)}')
+    failed = 0
+    for n, (name, op, attrs, want) in enumerate(cases, 1):
+        try:
+            rc, got = run_cli(op, attrs)
+        except subprocess.TimeoutExpired:
+            rc, got = -1, 'timed out'
+        print(f'# {name}: {got}')
+        parsed = parse_line(got)
+        if parsed:
+            parsed[2].pop('miss-type-doc', None)
+        if rc == 1 and parsed == want:
+            print(f'ok {n} {name}')
+        else:
+            failed += 1
+            print(f'# expected: {want}')
+            print(f'not ok {n} {name}')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

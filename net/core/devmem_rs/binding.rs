@@ -309,6 +309,22 @@ impl Binding {
         }
     }
 
+    /// Takes a reference that is not tied to a [`BindingRef`], for a holder
+    /// that lives in C (a page pool); `false` if the binding is gone.
+    pub fn get_raw(&self) -> bool {
+        self.refs.tryget()
+    }
+
+    /// Drops a reference taken with [`Binding::get_raw`].
+    ///
+    /// # Safety
+    ///
+    /// The caller holds such a reference, and does not use the binding
+    /// after this call unless it holds another.
+    pub unsafe fn put_raw(&self) {
+        self.refs.put();
+    }
+
     /// Takes a reference unless the binding is gone (`percpu_ref_tryget`).
     pub fn tryget(&self) -> Option<BindingRef> {
         // INVARIANT: a reference was taken for the new `BindingRef`.

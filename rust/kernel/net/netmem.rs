@@ -131,6 +131,22 @@ impl NetIov {
         }
     }
 
+    /// Clears what a page pool left in the `net_iov` (its magic, pool and
+    /// reference count), before a provider gives it to a pool again.
+    ///
+    /// # Safety
+    ///
+    /// No one else uses the `net_iov`: it is back with its provider.
+    pub unsafe fn reset_pp(&self) {
+        let raw = self.as_raw();
+        // SAFETY: exclusive use, per the caller.
+        unsafe {
+            (*raw).desc.pp_magic = 0;
+            (*raw).desc.pp = core::ptr::null_mut();
+            (*raw).desc.pp_ref_count.counter = 0;
+        }
+    }
+
     /// The `netmem_ref` that carries this `net_iov` (`net_iov_to_netmem`).
     pub fn to_netmem(&self) -> NetmemRef {
         // The `net_iov` is aligned: its low bit is free for the tag. C code

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <net/netdev_lock.h>
+#include <net/page_pool/helpers.h>
+
+__rust_helper void rust_helper_netdev_lock(struct net_device *dev)
+{
+	netdev_lock(dev);
+}
+
+__rust_helper void rust_helper_netdev_unlock(struct net_device *dev)
+{
+	netdev_unlock(dev);
+}
+
+#ifdef CONFIG_PAGE_POOL
+__rust_helper void
+rust_helper_page_pool_put_full_netmem(struct page_pool *pool, netmem_ref netmem,
+				      bool allow_direct)
+{
+	page_pool_put_full_netmem(pool, netmem, allow_direct);
+}
+#endif

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Page pool memory providers.
+//!
+//! A memory provider supplies a page pool with `net_iov`s instead of pages
+//! (devmem TCP's dma-buf provider, io_uring zero-copy receive). It
+//! implements [`MemoryProvider`]; [`Adapter::OPS`] is its C ops table,
+//! which must be put in a `static`:
+//!
+//! ```ignore
+//! static OPS: bindings::memory_provider_ops = Adapter::<MyProvider>::OPS;
+//! ```
+//!
+//! The page pool core refuses an ops table outside read-only data, and
+//! identifies a provider by the address of its table, so there must be
+//! exactly one.
+//!
+//! C headers: [`include/net/page_pool/types.h`](srctree/include/net/page_pool/types.h),
+//! [`include/net/page_pool/memory_provider.h`](srctree/include/net/page_pool/memory_provider.h)
+
+use crate::{
+    error::from_result,
+    net::netmem::{
+        NetIov,
+        NetmemRef, //
+    },
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+    types::Opaque, //
+};
+use core::marker::PhantomData;
+
+/// `PP_FLAG_DMA_MAP`: the pool maps pages for DMA.
+pub const PP_FLAG_DMA_MAP: u32 = 1 << 0;
+/// `PP_FLAG_DMA_SYNC_DEV`: the pool syncs pages for the device.
+pub const PP_FLAG_DMA_SYNC_DEV: u32 = 1 << 1;
+/// `PP_FLAG_ALLOW_UNREADABLE_NETMEM`: the pool may hold memory the CPU
+/// cannot read, from the memory provider of its queue.
+pub const PP_FLAG_ALLOW_UNREADABLE_NETMEM: u32 = 1 << 3;
+
+/// How many entries a provider should put in the allocation cache at once
+/// (`PP_ALLOC_CACHE_REFILL`).
+// CAST: 64.
+pub const ALLOC_CACHE_REFILL: usize = bindings::PP_ALLOC_CACHE_REFILL as usize;
+
+/// A `struct page_pool`, as its memory provider sees it.
+#[repr(transparent)]
+pub struct PagePool(Opaque<bindings::page_pool>);
+
+impl PagePool {
+    /// The pool at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a page pool that stays valid for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::page_pool) -> &'a Self {
+        // SAFETY: transparent wrapper; valid per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The C `struct page_pool`.
+    pub fn as_raw(&self) -> *mut bindings::page_pool {
+        self.0.get()
+    }
+
+    /// The provider's private pointer (`mp_priv`).
+    pub fn mp_priv(&self) -> *mut c_void {
+        // SAFETY: set before the provider is called, read-only afterwards.
+        unsafe { (*self.as_raw()).mp_priv }
+    }
+
+    /// The allocation order of the pool's buffers (`p.order`).
+    pub fn order(&self) -> u32 {
+        // SAFETY: set at creation, read-only afterwards.
+        unsafe { (*self.as_raw()).p.order }
+    }
+}
+
+/// A page pool being initialised for its provider (the `init` op): the
+/// provider may still change how the pool treats its memory.
+pub struct PoolInit<'a>(&'a PagePool);
+
+impl PoolInit<'_> {
+    /// The pool.
+    pub fn pool(&self) -> &PagePool {
+        self.0
+    }
+
+    /// Stops the pool from syncing buffers for the device and the CPU:
+    /// provider memory is not the pool's to sync.
+    pub fn disable_dma_sync(&mut self) {
+        // SAFETY: during `init` the pool is not in use yet; `&mut self`
+        // is the only access to it.
+        let raw = unsafe { &mut *self.0.as_raw() };
+        raw.set_dma_sync(false);
+        raw.set_dma_sync_for_cpu(false);
+    }
+}
+
+/// The allocation side of a page pool, handed to
+/// [`MemoryProvider::alloc_netmems`]: only the allocating context touches
+/// the pool's allocation cache, so it may be filled here.
+pub struct AllocCache<'a>(&'a PagePool);
+
+impl AllocCache<'_> {
+    /// The pool.
+    pub fn pool(&self) -> &PagePool {
+        self.0
+    }
+
+    fn cache(&mut self) -> &mut bindings::pp_alloc_cache {
+        // SAFETY: the allocation context owns `alloc` (the page pool API
+        // contract), and `&mut self` is the only access to it here.
+        unsafe { &mut (*self.0.as_raw()).alloc }
+    }
+
+    /// How many more entries the cache takes.
+    pub fn room(&mut self) -> usize {
+        let c = self.cache();
+        // CAST: the count is below the cache size.
+        c.cache.len() - c.count as usize
+    }
+
+    /// Makes `niov` the pool's: stamps it with the pool, takes the pool's
+    /// reference to it and counts it as held (`net_mp_niov_set_page_pool`).
+    pub fn adopt(&mut self, niov: &NetIov) {
+        // SAFETY: the pool is valid, `niov` is a `net_iov` the provider
+        // owns and gives to this pool.
+        unsafe { bindings::net_mp_niov_set_page_pool(self.0.as_raw(), niov.as_raw()) }
+    }
+
+    /// Puts `netmem` in the cache for the pool's next allocations
+    /// (`net_mp_netmem_place_in_cache`), or gives it back when full.
+    pub fn place(&mut self, netmem: NetmemRef) -> Result<(), NetmemRef> {
+        let c = self.cache();
+        // CAST: the count is below the cache size.
+        let n = c.count as usize;
+        let slot = c.cache.get_mut(n).ok_or(netmem)?;
+        *slot = netmem.as_raw();
+        c.count += 1;
+        Ok(())
+    }
+}
+
+/// The page pool's reference count of a `net_iov` it holds
+/// (`pp_ref_count`).
+pub fn pp_ref_count(niov: &NetIov) -> i64 {
+    // SAFETY: `pp_ref_count` is an `atomic_long_t`, whose `counter` is an
+    // aligned `s64` that is only accessed atomically.
+    let a = unsafe { Atomic::<i64>::from_ptr(&raw mut (*niov.as_raw()).desc.pp_ref_count.counter) };
+    a.load(Relaxed)
+}
+
+/// Takes a `net_iov` back from its pool (`net_mp_niov_clear_page_pool`),
+/// in [`MemoryProvider::release_netmem`].
+pub fn disown(niov: &NetIov) {
+    // SAFETY: `niov` is a valid `net_iov` being released by its pool.
+    unsafe { bindings::net_mp_niov_clear_page_pool(niov.as_raw()) }
+}
+
+/// A page pool memory provider. `Self` is what the queue's provider
+/// parameters point to (`mp_priv`).
+///
+/// Every op is required for now; `nl_fill` and `uninstall` will be optional
+/// ops of a `#[vtable]` trait when they arrive.
+pub trait MemoryProvider: Sized + Sync {
+    /// A pool is created on a queue with this provider.
+    fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result;
+
+    /// The pool is gone; all its buffers came back.
+    fn destroy(this: &Self, pool: &PagePool);
+
+    /// The pool needs a buffer: return one, and optionally fill the cache
+    /// with more. `None` when the provider has nothing left.
+    fn alloc_netmems(this: &Self, cache: &mut AllocCache<'_>) -> Option<NetmemRef>;
+
+    /// The pool gives a buffer back. Returns whether the pool should free
+    /// it as a page (never, for `net_iov`s).
+    fn release_netmem(this: &Self, pool: &PagePool, netmem: NetmemRef) -> bool;
+}
+
+/// Builds the C ops table of a [`MemoryProvider`].
+pub struct Adapter<T: MemoryProvider>(PhantomData<T>);
+
+impl<T: MemoryProvider> Adapter<T> {
+    /// The ops table; put it in a `static`.
+    pub const OPS: bindings::memory_provider_ops = bindings::memory_provider_ops {
+        alloc_netmems: Some(Self::alloc_netmems),
+        release_netmem: Some(Self::release_netmem),
+        init: Some(Self::init),
+        destroy: Some(Self::destroy),
+        nl_fill: None,
+        uninstall: None,
+    };
+
+    /// The provider of `pool`.
+    ///
+    /// # Safety
+    ///
+    /// `pool` is a valid pool whose `mp_priv` is a `T` that outlives it.
+    unsafe fn provider<'a>(pool: *mut bindings::page_pool) -> (&'a PagePool, &'a T) {
+        // SAFETY: valid per the caller.
+        let pool = unsafe { PagePool::from_raw(pool) };
+        // SAFETY: `mp_priv` is a `T` that outlives the pool, per the
+        // caller.
+        let this = unsafe { &*pool.mp_priv().cast::<T>() };
+        (pool, this)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the page pool core on a pool being created on a queue whose
+    /// provider is `T`, with `mp_priv` a `T` that outlives the pool.
+    unsafe extern "C" fn init(pool: *mut bindings::page_pool) -> c_int {
+        // SAFETY: per this function's contract.
+        let (pool, this) = unsafe { Self::provider(pool) };
+        from_result(|| {
+            T::init(this, &mut PoolInit(pool))?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Adapter::init`], on a pool that `init` accepted.
+    unsafe extern "C" fn destroy(pool: *mut bindings::page_pool) {
+        // SAFETY: per this function's contract.
+        let (pool, this) = unsafe { Self::provider(pool) };
+        T::destroy(this, pool);
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Adapter::destroy`], from the pool's allocating context.
+    unsafe extern "C" fn alloc_netmems(
+        pool: *mut bindings::page_pool,
+        _gfp: bindings::gfp_t,
+    ) -> bindings::netmem_ref {
+        // SAFETY: per this function's contract.
+        let (pool, this) = unsafe { Self::provider(pool) };
+        T::alloc_netmems(this, &mut AllocCache(pool)).map_or(0, NetmemRef::as_raw)
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Adapter::destroy`], with a `netmem` the pool holds.
+    unsafe extern "C" fn release_netmem(
+        pool: *mut bindings::page_pool,
+        netmem: bindings::netmem_ref,
+    ) -> bool {
+        // SAFETY: per this function's contract.
+        let (pool, this) = unsafe { Self::provider(pool) };
+        T::release_netmem(this, pool, NetmemRef::from_raw(netmem))
+    }
+}

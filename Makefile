@@ -7,6 +7,7 @@
 #   make kernel    apply the overlay and patches, build the kernel (LLVM=1)
 #   make demo      build, boot QEMU, run the devmem demo
 #   make check     static checks, build, KUnit and kselftests in QEMU
+#   make bench     build with the benchmarks on, boot, print their lines
 #   make patches   write the git format-patch series to series/
 #   make clean     drop the kernel build output (keeps the pristine tree)
 #   make distclean drop the whole cache
@@ -18,7 +19,7 @@
 SHELL := /bin/bash
 H := harness
 
-.PHONY: all setup kernel kselftests demo check patches vm clean distclean
+.PHONY: all setup kernel kselftests demo check bench patches vm clean distclean
 
 all: check
 
@@ -37,11 +38,14 @@ demo: setup
 check: setup
 	@$(H)/check.sh
 
+bench: setup
+	@$(H)/bench.sh
+
 patches:
 	@$(H)/patches.sh >/dev/null
 
 clean:
-	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/kselftest"
+	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/kselftest"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

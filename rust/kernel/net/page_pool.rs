@@ -154,11 +154,29 @@ pub fn pp_ref_count(niov: &NetIov) -> i64 {
     a.load(Relaxed)
 }
 
-/// Takes a `net_iov` back from its pool (`net_mp_niov_clear_page_pool`),
-/// in [`MemoryProvider::release_netmem`].
-pub fn disown(niov: &NetIov) {
+/// Takes a `net_iov` back from its pool, in
+/// [`MemoryProvider::release_netmem`]: checks that `netmem` is a `net_iov`
+/// the pool holds exactly once and clears the pool's marks on it
+/// (`net_mp_niov_clear_page_pool`). Anything else is a bug elsewhere: it
+/// warns and returns `None`, and the buffer is not taken back.
+///
+/// # Safety
+///
+/// `netmem` is a buffer the pool is releasing, and if it is a `net_iov`,
+/// the provider's and valid for `'a`.
+pub unsafe fn take_back<'a>(netmem: NetmemRef) -> Option<&'a NetIov> {
+    let Some(ptr) = netmem.net_iov() else {
+        crate::warn_on!(true);
+        return None;
+    };
+    // SAFETY: a `net_iov` of the provider, valid for `'a` per the caller.
+    let niov = unsafe { NetIov::from_raw(ptr.as_ptr()) };
+    if crate::warn_on!(pp_ref_count(niov) != 1) {
+        return None;
+    }
     // SAFETY: `niov` is a valid `net_iov` being released by its pool.
-    unsafe { bindings::net_mp_niov_clear_page_pool(niov.as_raw()) }
+    unsafe { bindings::net_mp_niov_clear_page_pool(niov.as_raw()) };
+    Some(niov)
 }
 
 /// A page pool memory provider. `Self` is what the queue's provider

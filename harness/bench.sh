@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: build the kernel with the benchmarks on, in a build directory
+# of its own (seeded from the main one the first time, so it builds
+# incrementally), boot it and print the benchmark lines.
+#
+#   devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>
+#
+# Benchmarks report; they pass or fail only on correctness.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+main_out=$KBUILD_OUT
+export KBUILD_OUT=$CACHE_DIR/build-bench
+if [ ! -d "$KBUILD_OUT" ] && [ -f "$main_out/.config" ]; then
+	info "seeding $KBUILD_OUT from $main_out"
+	cp -a "$main_out" "$KBUILD_OUT"
+fi
+EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST_BENCH=y" "$HARNESS_DIR/kernel.sh"
+"$HARNESS_DIR/kselftest.sh" >/dev/null
+res=$CACHE_DIR/bench
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" kunit
+lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
+[ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log|kmemleak)|passed, ' >&2 || true
+echo "$lines"

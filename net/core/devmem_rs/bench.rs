@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Allocation benchmark: alloc + free per `net_iov` through a page pool,
+//! with this crate's provider and with the C core's gen_pool path, in the
+//! same boot, on the same rig.
+//!
+//! Each round creates a page pool on a queue with the provider, allocates
+//! every `net_iov` through `page_pool_alloc_netmems`, gives them all back
+//! with `page_pool_put_full_netmem` (those that do not fit the pool's ring
+//! go straight back to the provider) and destroys the pool (the rest go
+//! back). Both providers see the same calls; they differ in how they hand
+//! out and take back `net_iov`s:
+//!
+//! - Rust: up to 64 numbers off the lock-free free list in one exchange per
+//!   refill, one exchange per free;
+//! - C (`net/core/devmem.c`): one `net_iov` per call from a first-fit
+//!   gen_pool over the binding's DMA addresses, `gen_pool_has_addr` and
+//!   `gen_pool_free` per free.
+//!
+//! Prints `devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>`. It
+//! checks that every `net_iov` comes back, never how fast: timing is for
+//! reading, not for passing.
+
+use super::{
+    binding::Binding,
+    provider::DEVMEM_OPS,
+    rig::{with_binding, Rig},
+};
+use core::ptr;
+use kernel::{
+    alloc::KVVec,
+    bindings,
+    device::Device,
+    net::{
+        netmem::NetmemRef,
+        page_pool::{
+            self,
+            AllocCache,
+            MemoryProvider,
+            PagePool,
+            PoolInit, //
+        },
+    },
+    page::{
+        PAGE_SHIFT,
+        PAGE_SIZE, //
+    },
+    prelude::*,
+    warn_on,
+};
+
+/// `net_iov`s per round.
+const NIOVS: u32 = 4096;
+/// Rounds per provider and measurement.
+const ROUNDS: u32 = 16;
+
+/// The C core's allocation path: a gen_pool over the DMA addresses of one
+/// chunk, one `net_iov` per call, as `net_devmem_alloc_dmabuf` and
+/// `net_devmem_free_dmabuf` do.
+///
+/// # Invariants
+///
+/// `binding` outlives the path and every pool using it.
+struct GenPoolPath {
+    pool: *mut bindings::gen_pool,
+    binding: *const Binding,
+    base: bindings::dma_addr_t,
+}
+
+// SAFETY: the gen_pool is lock-free and safe from any context; the binding
+// is `Sync`.
+unsafe impl Sync for GenPoolPath {}
+
+impl GenPoolPath {
+    fn new(binding: &Binding) -> Result<Self> {
+        let first = binding.net_iov(0).ok_or(EINVAL)?;
+        let base = first.dma_addr();
+        // CAST: PAGE_SHIFT is small.
+        // SAFETY: no requirements.
+        let pool = unsafe { bindings::gen_pool_create(PAGE_SHIFT as i32, bindings::NUMA_NO_NODE) };
+        if pool.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: the bench drops the path before the binding.
+        let this = Self {
+            pool,
+            binding: ptr::from_ref(binding),
+            base,
+        };
+        // CAST: a small size; dma_addr_t is unsigned long on x86-64.
+        let size = binding.niov_count() as usize * PAGE_SIZE;
+        // SAFETY: the pool is valid; one chunk of DMA addresses, no owner.
+        let ret = unsafe {
+            bindings::gen_pool_add_owner(
+                pool,
+                base as usize,
+                base,
+                size,
+                bindings::NUMA_NO_NODE,
+                ptr::null_mut(),
+            )
+        };
+        kernel::error::to_result(ret)?;
+        Ok(this)
+    }
+}
+
+impl GenPoolPath {
+    fn binding(&self) -> &Binding {
+        // SAFETY: the binding outlives the path (type invariant).
+        unsafe { &*self.binding }
+    }
+}
+
+impl Drop for GenPoolPath {
+    fn drop(&mut self) {
+        // SAFETY: every allocation was freed (the rounds check it).
+        unsafe { bindings::gen_pool_destroy(self.pool) }
+    }
+}
+
+impl MemoryProvider for GenPoolPath {
+    fn init(_this: &Self, pool: &mut PoolInit<'_>) -> Result {
+        pool.disable_dma_sync();
+        Ok(())
+    }
+
+    fn destroy(_this: &Self, _pool: &PagePool) {}
+
+    fn alloc_netmems(this: &Self, cache: &mut AllocCache<'_>) -> Option<NetmemRef> {
+        // SAFETY: the pool is valid; its algorithm and data are its own.
+        let addr = unsafe {
+            bindings::gen_pool_alloc_algo_owner(
+                this.pool,
+                PAGE_SIZE,
+                (*this.pool).algo,
+                (*this.pool).data,
+                ptr::null_mut(),
+            )
+        };
+        if addr == 0 {
+            return None;
+        }
+        // CAST: below `niov_count`, set up in `new`.
+        let idx = ((addr as u64 - this.base) >> PAGE_SHIFT) as u32;
+        let niov = this.binding().net_iov(idx)?;
+        // SAFETY: the gen_pool just handed this `net_iov` out.
+        unsafe { niov.reset_pp() };
+        cache.adopt(niov);
+        Some(niov.to_netmem())
+    }
+
+    fn release_netmem(this: &Self, _pool: &PagePool, netmem: NetmemRef) -> bool {
+        // SAFETY: the pool only holds `net_iov`s of the binding.
+        let Some(niov) = (unsafe { page_pool::take_back(netmem) }) else {
+            return false;
+        };
+        let Some(idx) = this.binding().index_of(niov) else {
+            return false;
+        };
+        // CAST: the address of the `net_iov` in the chunk.
+        let addr = (this.base + (u64::from(idx) << PAGE_SHIFT)) as usize;
+        // SAFETY: the pool is valid.
+        let ours = unsafe { bindings::gen_pool_has_addr(this.pool, addr, PAGE_SIZE) };
+        if warn_on!(!ours) {
+            return false;
+        }
+        // SAFETY: `addr` was allocated from this pool.
+        unsafe { bindings::gen_pool_free_owner(this.pool, addr, PAGE_SIZE, ptr::null_mut()) };
+        false
+    }
+}
+
+static C_PATH_OPS: bindings::memory_provider_ops = page_pool::Adapter::<GenPoolPath>::OPS;
+
+/// One round: a pool, every `net_iov` out and back. Returns how many came
+/// out and the nanoseconds it took.
+fn round<T>(
+    ops: &'static bindings::memory_provider_ops,
+    mp: &T,
+    dev: &Device,
+) -> Result<(u32, i64)> {
+    // CAST: u32 to usize is lossless on Linux.
+    let mut got = KVVec::with_capacity(NIOVS as usize, GFP_KERNEL)?;
+    // SAFETY: no requirements.
+    let t0 = unsafe { bindings::ktime_get() };
+    let rig = Rig::new(ops, mp, dev, 0)?;
+    loop {
+        let m = rig.alloc();
+        if m == 0 {
+            break;
+        }
+        // Cannot fail: the capacity covers every `net_iov`.
+        got.push_within_capacity(m).map_err(|_| ENOMEM)?;
+    }
+    for &m in got.iter() {
+        rig.put(m);
+    }
+    drop(rig);
+    // SAFETY: no requirements.
+    let t1 = unsafe { bindings::ktime_get() };
+    // CAST: at most `NIOVS`.
+    Ok((got.len() as u32, t1 - t0))
+}
+
+/// Runs `ROUNDS` rounds and returns nanoseconds per `net_iov`, checking
+/// that every round saw every `net_iov`.
+fn measure<T>(ops: &'static bindings::memory_provider_ops, mp: &T, dev: &Device) -> Result<i64> {
+    let mut total = 0;
+    for _ in 0..ROUNDS {
+        let (n, ns) = round(ops, mp, dev)?;
+        if n != NIOVS {
+            return Err(EIO);
+        }
+        total += ns;
+    }
+    Ok(total / i64::from(ROUNDS * NIOVS))
+}
+
+#[kunit_tests(devmem_rs_bench)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devmem_alloc() -> Result {
+        with_binding(NIOVS, |b, dev| {
+            let c_path = GenPoolPath::new(b)?;
+            let c_ref = &c_path;
+            // Warm up both, then measure each twice, interleaved.
+            measure(&DEVMEM_OPS, b, dev)?;
+            measure(&C_PATH_OPS, c_ref, dev)?;
+            let rust = measure(&DEVMEM_OPS, b, dev)?.min(measure(&DEVMEM_OPS, b, dev)?);
+            let c = measure(&C_PATH_OPS, c_ref, dev)?.min(measure(&C_PATH_OPS, c_ref, dev)?);
+            // Ratio to two decimals, in integers: no floats in the kernel.
+            let r100 = if c > 0 { rust * 100 / c } else { 0 };
+            pr_info!(
+                "devmem-alloc: rust {rust} ns/niov, c {c} ns/niov, ratio {}.{:02}\n",
+                r100 / 100,
+                r100 % 100
+            );
+            Ok(())
+        })
+    }
+}

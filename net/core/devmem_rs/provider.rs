@@ -10,10 +10,7 @@
 use super::binding::Binding;
 use kernel::{
     net::{
-        netmem::{
-            NetIov,
-            NetmemRef, //
-        },
+        netmem::NetmemRef,
         page_pool::{
             self,
             AllocCache,
@@ -55,23 +52,27 @@ impl MemoryProvider for Binding {
 
     fn alloc_netmems(this: &Self, cache: &mut AllocCache<'_>) -> Option<NetmemRef> {
         let mut idx = [0u32; ALLOC_CACHE_REFILL];
-        let want = cache.room().min(ALLOC_CACHE_REFILL);
-        let n = this.alloc_bulk(&mut idx[..want.max(1)]);
-        let (last, rest) = idx[..n].split_last()?;
-        for &i in &idx[..n] {
-            // PANIC: `alloc_bulk` only hands out numbers of this binding.
-            let niov = this.net_iov(i)?;
+        // One for the caller, the rest for the cache.
+        let want = cache.room().clamp(1, ALLOC_CACHE_REFILL);
+        let n = this.alloc_bulk(&mut idx[..want]);
+        let mut out = None;
+        for (k, &i) in idx[..n].iter().enumerate() {
+            // The free list holds only numbers of this binding's `net_iov`s.
+            let Some(niov) = this.net_iov(i) else {
+                continue;
+            };
             // SAFETY: the number came off the free list: no one else uses
             // this `net_iov`.
             unsafe { niov.reset_pp() };
             cache.adopt(niov);
+            if k + 1 < n {
+                // Cannot fail: at most `room()` entries go in.
+                let _ = cache.place(niov.to_netmem());
+            } else {
+                out = Some(niov.to_netmem());
+            }
         }
-        for &i in rest {
-            let niov = this.net_iov(i)?;
-            // Cannot fail: at most `room() - 1` entries go in.
-            let _ = cache.place(niov.to_netmem());
-        }
-        this.net_iov(*last).map(NetIov::to_netmem)
+        out
     }
 
     fn release_netmem(this: &Self, _pool: &PagePool, netmem: NetmemRef) -> bool {
@@ -92,6 +93,7 @@ mod tests {
         with_binding,
         Rig, //
     };
+    use kernel::net::netmem::NetIov;
 
     #[test]
     fn pool_fills_its_cache_from_the_binding() -> Result {

@@ -16,13 +16,31 @@ import ast
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 KSRC = os.environ['KSRC']
 NETIF = os.environ['NETIF']
-CLI = os.path.join(KSRC, 'tools/net/ynl/pyynl/cli.py')
-SPEC = os.path.join(KSRC, 'Documentation/netlink/specs/netdev.yaml')
+
+
+def stage_cli():
+    """Copies the cli and the netdev spec where an unprivileged user can
+    read them (the kernel tree may sit in root's home). Returns their
+    paths."""
+    d = tempfile.mkdtemp(prefix='devmem-bind-')
+    os.chmod(d, 0o755)
+    shutil.copytree(os.path.join(KSRC, 'tools/net/ynl/pyynl'),
+                    os.path.join(d, 'pyynl'))
+    shutil.copy(os.path.join(KSRC, 'Documentation/netlink/specs/netdev.yaml'), d)
+    for root, dirs, files in os.walk(d):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755)
+    return os.path.join(d, 'pyynl/cli.py'), os.path.join(d, 'netdev.yaml')
+
+
+CLI, SPEC = stage_cli()
 PAGE_SIZE = os.sysconf('SC_PAGE_SIZE')
 NO_DEV = 1 << 20    # an ifindex nothing has
 
@@ -36,12 +54,19 @@ def queues(*ids):
     return [{'id': i, 'type': 'rx'} for i in ids]
 
 
-def run_cli(op, attrs):
+# Runs a command as nobody, without capabilities.
+UNPRIVILEGED = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups',
+                '--inh-caps=-all', '--bounding-set=-all']
+
+
+def run_cli(op, attrs, unprivileged=False):
     """Returns (exit status, the cli's last output line)."""
     # --schema '': the spec is the tree's own, validating it against its
     # schema under TCG costs seconds per request and tests nothing here.
-    p = subprocess.run([sys.executable, CLI, '--spec', SPEC, '--schema', '',
-                        '--do', op, '--json', json.dumps(attrs)],
+    prefix = UNPRIVILEGED if unprivileged else []
+    p = subprocess.run(prefix + [sys.executable, CLI, '--spec', SPEC,
+                                 '--schema', '', '--do', op,
+                                 '--json', json.dumps(attrs)],
                        capture_output=True, text=True, timeout=60, check=False)
     out = (p.stdout + p.stderr).strip().splitlines()
     return p.returncode, out[-1] if out else ''
@@ -123,6 +148,14 @@ def scenarios():
         ('bind-tx on a device without netmem TX', 'bind-tx',
          {'ifindex': dut, 'fd': 0},
          expect(errno.EOPNOTSUPP, 'Driver does not support netmem TX')),
+        # bind-rx needs CAP_NET_ADMIN; bind-tx is unprivileged by design
+        # and goes on to the device checks.
+        ('bind-rx without CAP_NET_ADMIN', 'bind-rx-unprivileged',
+         {'ifindex': dut, 'fd': 0, 'queues': queues(0)},
+         expect(errno.EPERM)),
+        ('bind-tx without CAP_NET_ADMIN', 'bind-tx-unprivileged',
+         {'ifindex': dut, 'fd': 0},
+         expect(errno.EOPNOTSUPP, 'Driver does not support netmem TX')),
     ]
 
 
@@ -132,8 +165,10 @@ def main():
     print(f'1..{len(cases)}')
     failed = 0
     for n, (name, op, attrs, want) in enumerate(cases, 1):
+        unprivileged = op.endswith('-unprivileged')
+        op = op.removesuffix('-unprivileged')
         try:
-            rc, got = run_cli(op, attrs)
+            rc, got = run_cli(op, attrs, unprivileged)
         except subprocess.TimeoutExpired:
             rc, got = -1, 'timed out'
         print(f'# {name}: {got}')

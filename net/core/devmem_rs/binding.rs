@@ -29,7 +29,10 @@ use super::{
         Layout, //
     },
 };
-use core::ptr::NonNull;
+use core::{
+    mem::ManuallyDrop,
+    ptr::NonNull, //
+};
 use kernel::{
     alloc::{
         AllocError,
@@ -234,8 +237,10 @@ impl Binding {
         // SAFETY: the binding stays pinned: only `release` turns the
         // pointer back into a box.
         let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(this) });
+        // INVARIANT: the new handle holds the initial reference.
         // SAFETY: `KBox::into_raw` does not return null.
-        Ok(Handle(unsafe { NonNull::new_unchecked(raw) }))
+        let binding = unsafe { NonNull::new_unchecked(raw) };
+        Ok(Handle(ManuallyDrop::new(BindingRef(binding))))
     }
 
     /// The binding a `net_iov` of it belongs to.
@@ -363,28 +368,22 @@ impl WorkItem for Binding {
 /// The owner's reference to a binding: dropping it starts the teardown
 /// (`percpu_ref_kill`), which finishes when the last [`BindingRef`] goes.
 ///
-/// # Invariants
-///
-/// Points to a live binding whose initial reference this handle holds.
-pub struct Handle(NonNull<Binding>);
-
-// SAFETY: a handle may be dropped on any thread.
-unsafe impl Send for Handle {}
-
-// SAFETY: `&Handle` only gives `&Binding`, which is `Sync`.
-unsafe impl Sync for Handle {}
+/// The initial reference of the count, held like any [`BindingRef`] but
+/// given up by killing the count instead of a put.
+pub struct Handle(ManuallyDrop<BindingRef>);
 
 impl core::ops::Deref for Handle {
     type Target = Binding;
 
     fn deref(&self) -> &Binding {
-        // SAFETY: alive while the handle holds its reference (invariant).
-        unsafe { self.0.as_ref() }
+        &self.0
     }
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
+        // Kill drops the initial reference; the inner `BindingRef` is not
+        // dropped, so it puts nothing.
         self.refs.kill();
     }
 }

@@ -45,5 +45,14 @@ else
 	echo "$CHECK_SUITES" >"$vmres/suites"
 fi
 
+# The same bad-input scenarios on a kernel with the C core, compared case
+# by case (CHECK_PARITY=0 skips the second kernel).
+after=$out/after.tsv
+: >"$after"
+if [ $vm_ok = yes ] && [ "${CHECK_PARITY:-1}" = 1 ] && [[ " $CHECK_SUITES " == *" devmem-bind "* ]]; then
+	info "parity (C core)"
+	"$HARNESS_DIR/parity.sh" "$vmres" >>"$after" || printf 'parity\tfail\tparity.sh failed\n' >>"$after"
+fi
+
 echo
-python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$vmres" --static "$static"
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$vmres" --static "$static" --after "$after"

@@ -3,7 +3,7 @@
 """Judge a test run: parse the TAP/KTAP each suite wrote and hold it to
 the expectations file.
 
-Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE]
+Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
 
 Every KUnit test case that runs must pass. A kselftest case must pass when
 the expectations file claims it ('pass'); a SKIP of a claimed case is a
@@ -206,10 +206,14 @@ def judge_plain(text):
 
 def main():
     args = sys.argv[1:]
-    static = None
+    static = after = None
     if '--static' in args:
         i = args.index('--static')
         static = args[i + 1]
+        del args[i:i + 2]
+    if '--after' in args:
+        i = args.index('--after')
+        after = args[i + 1]
         del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
@@ -227,11 +231,14 @@ def main():
         out.append(f'{verdict:4} {name}: {p} passed, {f} failed, {s} skipped ({what})')
         out.extend(lines)
 
-    if static:
-        with open(static, encoding='utf-8') as f:
+    def report_tsv(path):
+        with open(path, encoding='utf-8') as f:
             for line in f:
                 name, st, what = line.rstrip('\n').split('\t', 2)
                 report(name, int(st == 'pass'), int(st != 'pass'), 0, [], what)
+
+    if static:
+        report_tsv(static)
 
     order = []
     order_file = os.path.join(res_dir, 'suites')
@@ -280,6 +287,9 @@ def main():
             n = sum(1 for l in f if l.startswith('unreferenced object'))
         report('kmemleak', int(n == 0), int(n != 0), 0,
                [f'    {n} leaked objects: {leak}'] if n else [], f'{n} objects')
+
+    if after:
+        report_tsv(after)
 
     print('\n'.join(out))
     print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')

@@ -3,11 +3,16 @@
 """Bad-input scenarios for netdev bind-rx / bind-tx, through the YNL cli.
 
 Runs in the guest (run.sh exports NETIF and KSRC, the kernel tree). Each
-scenario sends one request with upstream's tools/net/ynl/pyynl/cli.py and
-checks what the kernel answered: the errno, the extack message and the
-attribute it blamed or found missing, as the C core (net/core/netdev-genl.c)
-defines them. The cli's own error line is logged for every case, so the
-outputs of two kernels (C core, Rust core) can be compared line by line.
+scenario sends one request with upstream's YNL Python library
+(tools/net/ynl/pyynl, the library behind cli.py; the unprivileged cases run
+cli.py itself under setpriv) and checks what the kernel answered: the
+errno, the extack message and the attribute it blamed or found missing, as
+the C core (net/core/netdev-genl.c) defines them. The error line, as cli.py
+prints it, is logged for every case, so the outputs of two kernels (C core,
+Rust core) can be compared line by line.
+
+The device under test (the 82576) has no queue API yet; a netdevsim device,
+which has one but no DMA device, reaches the handlers' queue-list checks.
 
 TAP on stdout.
 """
@@ -41,6 +46,9 @@ def stage_cli():
 
 
 CLI, SPEC = stage_cli()
+sys.path.insert(0, os.path.dirname(CLI))
+# pylint: disable=wrong-import-position,import-error
+from lib import YnlFamily, NlError  # noqa: E402
 PAGE_SIZE = os.sysconf('SC_PAGE_SIZE')
 NO_DEV = 1 << 20    # an ifindex nothing has
 
@@ -57,6 +65,20 @@ def queues(*ids):
 # Runs a command as nobody, without capabilities.
 UNPRIVILEGED = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups',
                 '--inh-caps=-all', '--bounding-set=-all']
+
+
+def run_ynl(op, attrs):
+    """Sends one request on a socket of its own, as cli.py --do does.
+    Returns (exit status as cli.py's, the line cli.py would print last)."""
+    # schema='': as --schema '' in run_cli.
+    ynl = YnlFamily(SPEC, schema='')
+    try:
+        ynl.do(op, attrs)
+    except NlError as e:
+        return 1, str(e)
+    finally:
+        ynl.sock.close()
+    return 0, 'ok'
 
 
 def run_cli(op, attrs, unprivileged=False):
@@ -99,9 +121,24 @@ def u32_range(lo):
     return {'min-value': lo, 'max-value': 0xffffffff, 'type': 'u32'}
 
 
+NSIM_ID = 7
+QUEUE_ID, QUEUE_TYPE = 1, 3     # NETDEV_A_QUEUE_ID, NETDEV_A_QUEUE_TYPE
+
+
+def netdevsim(nqueues):
+    """A netdevsim device with nqueues queues; returns its ifindex."""
+    devdir = f'/sys/bus/netdevsim/devices/netdevsim{NSIM_ID}/net'
+    if not os.path.isdir(devdir):
+        with open('/sys/bus/netdevsim/new_device', 'w', encoding='ascii') as f:
+            f.write(f'{NSIM_ID} 1 {nqueues}')
+    name = os.listdir(devdir)[0]
+    return ifindex(name)
+
+
 def scenarios():
     dut = ifindex(NETIF)
     lo = ifindex('lo')
+    nsim = netdevsim(4)
     big = 3 * PAGE_SIZE     # a multiple of PAGE_SIZE, not a power of two
     return [
         # Required attributes, checked first, in this order.
@@ -148,6 +185,29 @@ def scenarios():
         ('bind-tx on a device without netmem TX', 'bind-tx',
          {'ifindex': dut, 'fd': 0},
          expect(errno.EOPNOTSUPP, 'Driver does not support netmem TX')),
+        # A device with the queue API: the queue list is read and checked,
+        # in order, before the dma-buf. For an attribute missing in a nest
+        # the cli prints the type's number and the nest's offset in the
+        # request: nlmsghdr 16 + genlmsghdr 4 + ifindex 8 + fd 8 = 36.
+        ('bind-rx with an empty queue entry', 'bind-rx',
+         {'ifindex': nsim, 'fd': 0, 'queues': [{}]},
+         expect(errno.EINVAL, **{'miss-type': QUEUE_ID, 'miss-nest': 36})),
+        ('bind-rx with a queue without type', 'bind-rx',
+         {'ifindex': nsim, 'fd': 0, 'queues': [{'id': 0}]},
+         expect(errno.EINVAL, **{'miss-type': QUEUE_TYPE, 'miss-nest': 36})),
+        ('bind-rx with a TX queue', 'bind-rx',
+         {'ifindex': nsim, 'fd': 0,
+          'queues': queues(0) + [{'id': 1, 'type': 'tx'}]},
+         expect(errno.EINVAL, **{'bad-attr': '.queues.type'})),
+        ('bind-rx with a queue index out of range', 'bind-rx',
+         {'ifindex': nsim, 'fd': 0, 'queues': queues(0, 4)},
+         expect(errno.EINVAL, **{'bad-attr': '.queues.id'})),
+        ('bind-rx on a device without a DMA device', 'bind-rx',
+         {'ifindex': nsim, 'fd': 0, 'queues': queues(2, 3, 2)},
+         expect(errno.EOPNOTSUPP, "Device doesn't support DMA")),
+        ('bind-tx on a device with the queue API, without netmem TX',
+         'bind-tx', {'ifindex': nsim, 'fd': 0},
+         expect(errno.EOPNOTSUPP, 'Driver does not support netmem TX')),
         # bind-rx needs CAP_NET_ADMIN; bind-tx is unprivileged by design
         # and goes on to the device checks.
         ('bind-rx without CAP_NET_ADMIN', 'bind-rx-unprivileged',
@@ -168,7 +228,10 @@ def main():
         unprivileged = op.endswith('-unprivileged')
         op = op.removesuffix('-unprivileged')
         try:
-            rc, got = run_cli(op, attrs, unprivileged)
+            if unprivileged:
+                rc, got = run_cli(op, attrs, unprivileged)
+            else:
+                rc, got = run_ynl(op, attrs)
         except subprocess.TimeoutExpired:
             rc, got = -1, 'timed out'
         print(f'# {name}: {got}')

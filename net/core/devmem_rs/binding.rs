@@ -38,28 +38,46 @@ use kernel::{
         AllocError,
         KVVec, //
     },
+    bindings,
     device::Device,
-    dma::DataDirection,
+    dma::{
+        DataDirection,
+        DmaAddress, //
+    },
     dma_buf::{
         Attachment,
         DmaBuf,
         Mapping, //
     },
-    net::netmem::{
-        NetIov,
-        NetIovArea,
-        NetIovType, //
+    net::{
+        netdev::{
+            NetDevice,
+            RxQueue, //
+        },
+        netmem::{
+            NetIov,
+            NetIovArea,
+            NetIovType, //
+        },
     },
+    new_mutex,
     page::PAGE_SIZE,
     pr_warn_once,
     prelude::*,
     sync::{
+        aref::ARef,
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
         percpu_ref::{
             PercpuRef,
             Release, //
         },
         rcu,
+        Mutex, //
     },
+    types::Opaque,
     workqueue::{
         self,
         impl_has_work,
@@ -117,14 +135,27 @@ impl From<AllocError> for BindError {
 /// The `net_iov`s of one DMA segment.
 ///
 /// `#[repr(C)]` with the area first: a `net_iov`'s owner pointer is the
-/// chunk's address.
+/// chunk's address. The layout is C's `struct dmabuf_genpool_chunk_owner`,
+/// whose accessors in `devmem.h` C callers compile against.
 #[repr(C)]
 pub struct Chunk {
-    area: NetIovArea,
-    binding: *const Binding,
+    pub(crate) area: NetIovArea,
+    pub(crate) binding: *const Binding,
+    pub(crate) base_dma_addr: DmaAddress,
+}
+
+/// The state of a binding that changes under its lock.
+struct Bound {
+    /// The receive queues the binding is installed on, of [`Binding::dev`]
+    /// (for a leased queue, the lessee's queue).
+    rxqs: KVec<NonNull<RxQueue>>,
 }
 
 /// A bound dma-buf.
+///
+/// The first fields are those C code reads, in the order of
+/// `struct net_devmem_dmabuf_binding` as `net/core/devmem.h` declares it
+/// for the Rust core (checked at build time in [`crate::exports`]).
 ///
 /// # Invariants
 ///
@@ -132,10 +163,25 @@ pub struct Chunk {
 ///   number falls in, and every chunk points to this binding.
 /// - `free` numbers exactly the `net_iov`s of `niovs`.
 /// - The binding is pinned in a `KBox` that [`Release::release`] frees.
+/// - `dev` is null, or the device the binding was made for, which the
+///   binding outlives only if it clears `dev` first (from the provider's
+///   `uninstall`) or installed nothing on it (TX).
+/// - Every queue in `bound.rxqs` has this binding's provider installed.
+#[repr(C)]
 #[pin_data]
 pub struct Binding {
+    pub(crate) dev: Atomic<*mut bindings::net_device>,
+    pub(crate) id: Atomic<u32>,
+    pub(crate) niov_shift: u32,
     #[pin]
-    refs: PercpuRef<Binding>,
+    pub(crate) refs: PercpuRef<Binding>,
+    vdev: Atomic<*mut bindings::net_device>,
+    direction: DataDirection,
+    #[pin]
+    bound: Mutex<Bound>,
+    /// The binding's place on its socket's list ([`crate::sock`]).
+    #[pin]
+    link: Opaque<bindings::list_head>,
     #[pin]
     free_work: Work<Binding>,
     niovs: KVVec<NetIov>,
@@ -192,6 +238,7 @@ impl Binding {
                 Chunk {
                     area: NetIovArea::zeroed(),
                     binding: core::ptr::null(),
+                    base_dma_addr: 0,
                 },
                 GFP_KERNEL,
             )?;
@@ -200,7 +247,14 @@ impl Binding {
 
         let mut this = KBox::pin_init(
             try_pin_init!(Self {
+                dev: Atomic::new(core::ptr::null_mut()),
+                id: Atomic::new(0),
+                niov_shift: layout.shift(),
                 refs <- PercpuRef::new(GFP_KERNEL),
+                vdev: Atomic::new(core::ptr::null_mut()),
+                direction: dir,
+                bound <- new_mutex!(Bound { rxqs: KVec::new() }),
+                link: Opaque::uninit(),
                 free_work <- new_work!("devmem::Binding::free_work"),
                 niovs,
                 chunks,
@@ -220,6 +274,7 @@ impl Binding {
         let shift = proj.layout.shift();
         for (chunk, c) in proj.chunks.iter_mut().zip(proj.layout.chunks()) {
             chunk.binding = me;
+            chunk.base_dma_addr = c.base_dma;
             // CAST: u32 to usize is lossless on Linux.
             let (first, n) = (c.first as usize, c.count as usize);
             // SAFETY: `first..first + n` is inside `niovs` (the layout's
@@ -253,6 +308,110 @@ impl Binding {
         // SAFETY: a binding's `net_iov`s point to their chunk (the type
         // invariant), whose binding outlives the reference per the caller.
         unsafe { &*(*chunk).binding }
+    }
+
+    /// The binding's id, 0 until it is published ([`crate::ids`]).
+    pub fn id(&self) -> u32 {
+        self.id.load(Relaxed)
+    }
+
+    /// Records the id the binding was published under.
+    pub fn set_id(&self, id: u32) {
+        self.id.store(id, Relaxed);
+    }
+
+    /// The device that does DMA for the binding, or null once every queue
+    /// it was installed on went away with its device (`READ_ONCE` as C
+    /// reads it; only compared, never dereferenced here).
+    pub fn dev_ptr(&self) -> *mut bindings::net_device {
+        self.dev.load(Relaxed)
+    }
+
+    /// The virtual device a TX binding was requested on, if other than
+    /// [`Binding::dev_ptr`]; only compared, never dereferenced.
+    pub fn vdev_ptr(&self) -> *mut bindings::net_device {
+        self.vdev.load(Relaxed)
+    }
+
+    /// Whether the binding is for transmit.
+    pub fn is_tx(&self) -> bool {
+        self.direction == DataDirection::ToDevice
+    }
+
+    /// The device whose receive queues the binding is installed on, with
+    /// a reference; `None` when it is installed on none (a TX binding, or
+    /// every queue went away with its device).
+    ///
+    /// A TX binding holds no reference to its device, as in C, so its
+    /// device pointer may dangle after the device is unregistered: it is
+    /// only ever compared.
+    pub fn rx_dev(&self) -> Option<ARef<NetDevice>> {
+        let bound = self.bound.lock();
+        if bound.rxqs.is_empty() {
+            return None;
+        }
+        // SAFETY: while the binding is installed on a queue of `dev`, the
+        // device is alive: it uninstalls the provider from every queue
+        // (clearing them from `bound` under this lock) before it goes.
+        let dev = unsafe { NetDevice::from_raw(self.dev_ptr()) };
+        let dev: ARef<NetDevice> = dev.into();
+        drop(bound);
+        Some(dev)
+    }
+
+    /// Records that the binding's provider is installed on `rxq`.
+    pub fn add_rxq(&self, rxq: &RxQueue) -> Result {
+        self.bound
+            .lock()
+            .rxqs
+            .push(NonNull::from(rxq), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Forgets `rxq`, whose device or lease goes away with the binding
+    /// installed; the last one clears [`Binding::dev_ptr`].
+    pub fn forget_rxq(&self, rxq: &RxQueue) {
+        let mut bound = self.bound.lock();
+        let Some(i) = bound
+            .rxqs
+            .iter()
+            .position(|q| core::ptr::eq(q.as_ptr(), rxq))
+        else {
+            return;
+        };
+        // In range: found just above.
+        let _ = bound.rxqs.remove(i);
+        if bound.rxqs.is_empty() {
+            // INVARIANT: no queue of the device holds the binding now.
+            self.dev.store(core::ptr::null_mut(), Relaxed);
+        }
+    }
+
+    /// Takes the list of queues the binding is installed on, to close
+    /// them. Each pointer is valid while the instance lock of
+    /// [`Binding::dev`] is held.
+    pub fn take_rxqs(&self) -> KVec<NonNull<RxQueue>> {
+        core::mem::take(&mut self.bound.lock().rxqs)
+    }
+
+    /// The list link of the binding at `this`, for its socket's list.
+    pub fn link(this: NonNull<Self>) -> *mut bindings::list_head {
+        // SAFETY: a field of the binding, which `this` points to.
+        unsafe { (*this.as_ptr()).link.get() }
+    }
+
+    /// The binding whose list link is at `link`.
+    ///
+    /// # Safety
+    ///
+    /// `link` is the link of a binding.
+    pub unsafe fn from_link(link: *mut bindings::list_head) -> NonNull<Self> {
+        // SAFETY: `link` is the `link` field of a binding, per the caller.
+        let b = unsafe {
+            kernel::container_of!(link.cast::<Opaque<bindings::list_head>>(), Binding, link)
+        };
+        // SAFETY: inside a binding, so not null.
+        unsafe { NonNull::new_unchecked(b) }
     }
 
     /// The number of `net_iov`s.
@@ -372,6 +531,36 @@ impl WorkItem for Binding {
 /// given up by killing the count instead of a put.
 pub struct Handle(ManuallyDrop<BindingRef>);
 
+impl Handle {
+    /// Records the device the binding is for, and the virtual device a TX
+    /// binding was requested on; before the binding is published.
+    pub fn set_netdev(&mut self, dev: &NetDevice, vdev: Option<&NetDevice>) {
+        // INVARIANT: nothing is installed yet; the caller installs queues
+        // of `dev` only through this binding's provider, whose `uninstall`
+        // clears `dev`.
+        self.dev.store(dev.as_raw(), Relaxed);
+        self.vdev
+            .store(vdev.map_or(core::ptr::null_mut(), |v| v.as_raw()), Relaxed);
+    }
+
+    /// Gives up the handle to a C owner: the binding keeps its initial
+    /// reference until [`Handle::from_raw`] takes it back.
+    pub fn into_raw(self) -> NonNull<Binding> {
+        let me = ManuallyDrop::new(self);
+        (me.0).0
+    }
+
+    /// The handle given up by [`Handle::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from [`Handle::into_raw`] and is taken back once.
+    pub unsafe fn from_raw(ptr: NonNull<Binding>) -> Self {
+        // INVARIANT: the initial reference came back with the pointer.
+        Self(ManuallyDrop::new(BindingRef(ptr)))
+    }
+}
+
 impl core::ops::Deref for Handle {
     type Target = Binding;
 
@@ -401,6 +590,14 @@ unsafe impl Send for BindingRef {}
 // SAFETY: `&BindingRef` only gives `&Binding`, which is `Sync`.
 unsafe impl Sync for BindingRef {}
 
+impl BindingRef {
+    /// Gives the reference to C, which drops it with `percpu_ref_put` on
+    /// the binding's count.
+    pub fn into_raw(self) -> NonNull<Binding> {
+        ManuallyDrop::new(self).0
+    }
+}
+
 impl core::ops::Deref for BindingRef {
     type Target = Binding;
 
@@ -422,7 +619,6 @@ mod tests {
     use super::*;
     use kernel::{
         device::Bound,
-        dma::DmaAddress,
         dma_buf::test_exporter,
         faux,
         time::{

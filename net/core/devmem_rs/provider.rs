@@ -10,11 +10,18 @@
 use super::binding::Binding;
 use kernel::{
     net::{
+        netdev::{
+            Locked,
+            RxQueue, //
+        },
+        netlink::request::ExtAck,
         netmem::NetmemRef,
         page_pool::{
             self,
             AllocCache,
+            FillMsg,
             MemoryProvider,
+            MpParams,
             PagePool,
             PoolInit,
             ALLOC_CACHE_REFILL, //
@@ -28,6 +35,55 @@ use kernel::{
 /// its address identifies the provider.
 pub static DEVMEM_OPS: kernel::bindings::memory_provider_ops = page_pool::Adapter::<Binding>::OPS;
 
+/// The provider parameters of `binding`. A binding of large `net_iov`s
+/// asks the queue for buffers of that size; one of `PAGE_SIZE` asks for
+/// nothing, so drivers without `rx-page-size` support take it.
+fn params(binding: &Binding) -> MpParams {
+    // CAST: PAGE_SHIFT is small.
+    let size = if binding.niov_shift() == PAGE_SHIFT as u32 {
+        0
+    } else {
+        1 << binding.niov_shift()
+    };
+    MpParams::new(&DEVMEM_OPS, binding, size)
+}
+
+/// Installs `binding` on receive queue `idx` of `dev`, which restarts the
+/// queue (`net_devmem_bind_dmabuf_to_queue`).
+pub fn install(binding: &Binding, dev: &Locked<'_>, idx: u32, extack: &ExtAck<'_>) -> Result {
+    let p = params(binding);
+    // SAFETY: the binding stays alive until the queue is closed by
+    // `uninstall_all`, which its owner calls before letting go of it, or
+    // until the core calls `uninstall` for the queue.
+    unsafe { p.open_rxq(dev, idx, extack)? };
+    let recorded = dev
+        .rx_queue(idx)
+        .ok_or(EINVAL)
+        .and_then(|q| binding.add_rxq(q));
+    if let Err(e) = recorded {
+        p.close_rxq(dev, idx);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Closes every queue `binding` is installed on; `dev` is the binding's
+/// device, locked, or `None` when it is installed on none.
+pub fn uninstall_all(binding: &Binding, dev: Option<&Locked<'_>>) {
+    let rxqs = binding.take_rxqs();
+    let Some(dev) = dev else {
+        return;
+    };
+    let p = params(binding);
+    for q in rxqs {
+        // SAFETY: the queues of a binding are queues of its device, which
+        // is locked.
+        let q = unsafe { q.as_ref() };
+        p.close_rxq(dev, q.index());
+    }
+}
+
+#[vtable]
 impl MemoryProvider for Binding {
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result {
         // dma-buf memory must not be synced: the C core clears this first.
@@ -84,6 +140,20 @@ impl MemoryProvider for Binding {
         // Never let the pool put_page() a net_iov.
         false
     }
+
+    fn nl_fill(this: &Self, msg: &mut FillMsg<'_>, rxq: Option<&RxQueue>) -> Result {
+        let attr = if rxq.is_some() {
+            kernel::bindings::NETDEV_A_QUEUE_DMABUF
+        } else {
+            kernel::bindings::NETDEV_A_PAGE_POOL_DMABUF
+        };
+        // CAST: netlink attribute types are 16-bit.
+        msg.put_u32(attr as u16, this.id())
+    }
+
+    fn uninstall(this: &Self, rxq: &RxQueue) {
+        this.forget_rxq(rxq);
+    }
 }
 
 #[kunit_tests(devmem_rs_provider)]
@@ -91,6 +161,7 @@ mod tests {
     use super::*;
     use crate::rig::{
         with_binding,
+        with_handle,
         Rig, //
     };
     use kernel::net::netmem::NetIov;
@@ -141,6 +212,35 @@ mod tests {
                 Err(e) => assert_eq!(e, E2BIG),
                 Ok(_) => return Err(EINVAL),
             }
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn uninstall_forgets_the_queue_and_then_the_device() -> Result {
+        with_handle(4, |h, dev| {
+            let rig = Rig::new(&DEVMEM_OPS, &**h, dev, 0)?;
+            h.set_netdev(rig.netdev(), None);
+            h.add_rxq(rig.rx_queue(0))?;
+            assert_eq!(h.dev_ptr(), rig.netdev().as_raw());
+            assert!(h.rx_dev().is_some());
+            let uninstall = DEVMEM_OPS.uninstall.ok_or(EINVAL)?;
+            // As the core does when the device goes, for a queue the
+            // binding is not on, then for its queue.
+            let other = rig.rx_queue(1).as_raw();
+            // SAFETY: the provider's own parameters and a live queue.
+            unsafe { uninstall(core::ptr::from_ref(&**h).cast_mut().cast(), other) };
+            assert!(!h.dev_ptr().is_null());
+            // SAFETY: as above.
+            unsafe {
+                uninstall(
+                    core::ptr::from_ref(&**h).cast_mut().cast(),
+                    rig.rx_queue(0).as_raw(),
+                )
+            };
+            assert!(h.dev_ptr().is_null());
+            assert!(h.rx_dev().is_none());
+            assert!(h.take_rxqs().is_empty());
             Ok(())
         })
     }

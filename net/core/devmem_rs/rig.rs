@@ -7,7 +7,10 @@
 //! provider parameters directly, under the instance lock, where
 //! `netif_mp_open_rxq` would put them on a real device.
 
-use super::binding::Binding;
+use super::binding::{
+    Binding,
+    Handle, //
+};
 use core::ptr;
 use kernel::{
     bindings,
@@ -21,7 +24,13 @@ use kernel::{
     },
     dma_buf::test_exporter,
     faux,
-    net::page_pool,
+    net::{
+        netdev::{
+            NetDevice,
+            RxQueue, //
+        },
+        page_pool,
+    },
     page::{
         PAGE_SHIFT,
         PAGE_SIZE, //
@@ -33,8 +42,8 @@ use kernel::{
 // CAST: a page fits a u32 segment length.
 pub(crate) const PAGE: u32 = PAGE_SIZE as u32;
 
-/// A netdev with one rx queue whose provider is `ops` with private data
-/// `mp_priv`, and a page pool on that queue; torn down on drop.
+/// A netdev with two rx queues, the first with the provider `ops` over
+/// private data `mp_priv` and a page pool on it; torn down on drop.
 pub(crate) struct Rig {
     netdev: *mut bindings::net_device,
     pool: *mut bindings::page_pool,
@@ -49,15 +58,15 @@ impl Rig {
         dev: &Device,
         order: u32,
     ) -> Result<Self> {
-        // SAFETY: valid name and setup function; one rx and tx queue.
+        // SAFETY: valid name and setup function; two rx and tx queues.
         let netdev = unsafe {
             bindings::alloc_netdev_mqs(
                 0,
                 c"devmemrs%d".as_char_ptr(),
                 0,
                 Some(bindings::ether_setup),
-                1,
-                1,
+                2,
+                2,
             )
         };
         if netdev.is_null() {
@@ -86,7 +95,7 @@ impl Rig {
                 | page_pool::PP_FLAG_DMA_SYNC_DEV
                 | page_pool::PP_FLAG_ALLOW_UNREADABLE_NETMEM;
         }
-        // SAFETY: `netdev` is valid and has one rx queue; its provider
+        // SAFETY: `netdev` is valid and has rx queues; the first one's provider
         // parameters are set under its instance lock, under which
         // `page_pool_create` reads them.
         let pool = unsafe {
@@ -114,6 +123,19 @@ impl Rig {
         unsafe { bindings::page_pool_put_full_netmem(self.pool, netmem, false) }
     }
 
+    /// The netdev.
+    pub(crate) fn netdev(&self) -> &NetDevice {
+        // SAFETY: allocated until the rig is dropped.
+        unsafe { NetDevice::from_raw(self.netdev) }
+    }
+
+    /// Rx queue `idx` (0 or 1) of the netdev; the pool is on queue 0.
+    pub(crate) fn rx_queue(&self, idx: usize) -> &RxQueue {
+        assert!(idx < 2);
+        // SAFETY: the netdev has two rx queues, allocated with it.
+        unsafe { RxQueue::from_raw((*self.netdev)._rx.add(idx)) }
+    }
+
     /// How many buffers wait in the pool's allocation cache.
     pub(crate) fn cached(&self) -> u32 {
         // SAFETY: the pool is valid; read by the allocating context.
@@ -137,6 +159,11 @@ impl Drop for Rig {
 /// Runs `f` with a device and a binding of `pages` 4 KiB `net_iov`s in one
 /// DMA segment, from the test exporter.
 pub(crate) fn with_binding(pages: u32, f: impl FnOnce(&Binding, &Device) -> Result) -> Result {
+    with_handle(pages, |h, dev| f(h, dev))
+}
+
+/// As [`with_binding`], with the owner's handle.
+pub(crate) fn with_handle(pages: u32, f: impl FnOnce(&mut Handle, &Device) -> Result) -> Result {
     // CAST: PAGE_SHIFT is small.
     let shift = PAGE_SHIFT as u32;
     let segs: [(DmaAddress, u32); 1] = [(0x1000_0000, pages * PAGE)];
@@ -145,6 +172,7 @@ pub(crate) fn with_binding(pages: u32, f: impl FnOnce(&Binding, &Device) -> Resu
     let reg = faux::Registration::new(c"devmem-rs-pp", None)?;
     let fdev: &faux::Device<Bound> = reg.as_ref();
     let dev: &Device<Bound> = fdev.as_ref();
-    let b = Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
-    f(&b, dev)
+    let mut h =
+        Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
+    f(&mut h, dev)
 }

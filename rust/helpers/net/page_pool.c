@@ -1,17 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-#include <net/netdev_lock.h>
 #include <net/page_pool/helpers.h>
-
-__rust_helper void rust_helper_netdev_lock(struct net_device *dev)
-{
-	netdev_lock(dev);
-}
-
-__rust_helper void rust_helper_netdev_unlock(struct net_device *dev)
-{
-	netdev_unlock(dev);
-}
 
 #ifdef CONFIG_PAGE_POOL
 __rust_helper void

@@ -19,10 +19,20 @@
 //! [`include/net/page_pool/memory_provider.h`](srctree/include/net/page_pool/memory_provider.h)
 
 use crate::{
-    error::from_result,
-    net::netmem::{
-        NetIov,
-        NetmemRef, //
+    error::{
+        from_result,
+        to_result, //
+    },
+    net::{
+        netdev::{
+            Locked,
+            RxQueue, //
+        },
+        netlink::request::ExtAck,
+        netmem::{
+            NetIov,
+            NetmemRef, //
+        },
     },
     prelude::*,
     sync::atomic::{
@@ -179,11 +189,35 @@ pub unsafe fn take_back<'a>(netmem: NetmemRef) -> Option<&'a NetIov> {
     Some(niov)
 }
 
+/// A message under construction to which a provider adds the attributes
+/// that describe it (`nl_fill`): a queue-get reply or a page pool
+/// notification.
+pub struct FillMsg<'a> {
+    skb: *mut bindings::sk_buff,
+    _msg: PhantomData<&'a mut bindings::sk_buff>,
+}
+
+impl FillMsg<'_> {
+    /// Adds a `u32` attribute (`nla_put_u32`); `EMSGSIZE` without room.
+    pub fn put_u32(&mut self, attrtype: u16, value: u32) -> Result {
+        let len = core::mem::size_of::<u32>();
+        // SAFETY: `skb` is the message being built, ours for `'a`; `value`
+        // is readable for `len` bytes.
+        to_result(unsafe {
+            bindings::nla_put(
+                self.skb,
+                attrtype.into(),
+                // CAST: 4.
+                len as c_int,
+                core::ptr::from_ref(&value).cast(),
+            )
+        })
+    }
+}
+
 /// A page pool memory provider. `Self` is what the queue's provider
 /// parameters point to (`mp_priv`).
-///
-/// Every op is required for now; `nl_fill` and `uninstall` will be optional
-/// ops of a `#[vtable]` trait when they arrive.
+#[vtable]
 pub trait MemoryProvider: Sized + Sync {
     /// A pool is created on a queue with this provider.
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result;
@@ -198,6 +232,71 @@ pub trait MemoryProvider: Sized + Sync {
     /// The pool gives a buffer back. Returns whether the pool should free
     /// it as a page (never, for `net_iov`s).
     fn release_netmem(this: &Self, pool: &PagePool, netmem: NetmemRef) -> bool;
+
+    /// Adds the provider's attributes to a netlink message describing
+    /// queue `rxq`, or a page pool when `rxq` is `None`.
+    fn nl_fill(_this: &Self, _msg: &mut FillMsg<'_>, _rxq: Option<&RxQueue>) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The device of `rxq` goes away, or the queue's lease ends, with the
+    /// provider still installed: forget the queue. The device's instance
+    /// lock is held.
+    fn uninstall(_this: &Self, _rxq: &RxQueue) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// What a receive queue's memory provider is: the provider, its ops and
+/// the buffer size it wants (`struct pp_memory_provider_params`).
+#[repr(transparent)]
+pub struct MpParams(bindings::pp_memory_provider_params);
+
+impl MpParams {
+    /// The parameters of `provider`, whose ops table is `ops`
+    /// ([`Adapter::OPS`] in a `static`), asking for buffers of
+    /// `rx_page_size` bytes, or the device's default if 0.
+    pub fn new<T: MemoryProvider>(
+        ops: &'static bindings::memory_provider_ops,
+        provider: &T,
+        rx_page_size: u32,
+    ) -> Self {
+        Self(bindings::pp_memory_provider_params {
+            mp_priv: core::ptr::from_ref(provider).cast_mut().cast(),
+            mp_ops: ops,
+            rx_page_size,
+        })
+    }
+
+    /// The C `struct pp_memory_provider_params`.
+    pub fn as_raw(&self) -> *const bindings::pp_memory_provider_params {
+        &self.0
+    }
+
+    /// Installs the provider on receive queue `idx` of `dev` and restarts
+    /// the queue with it (`netif_mp_open_rxq`). Follows a lease to the
+    /// device the queue is leased from. Errors come with the `extack`
+    /// messages the core and the driver set.
+    ///
+    /// # Safety
+    ///
+    /// The provider stays valid until the queue gives it up:
+    /// [`MpParams::close_rxq`] with the same parameters, or the provider's
+    /// `uninstall` when the device or the lease goes away.
+    pub unsafe fn open_rxq(&self, dev: &Locked<'_>, idx: u32, extack: &ExtAck<'_>) -> Result {
+        // SAFETY: the device is locked; the parameters are copied.
+        to_result(unsafe {
+            bindings::netif_mp_open_rxq(dev.as_raw(), idx, self.as_raw(), extack.as_raw())
+        })
+    }
+
+    /// Removes the provider from receive queue `idx` of `dev` and restarts
+    /// the queue without it (`netif_mp_close_rxq`). The core compares the
+    /// provider and ops with what the queue holds, and WARNs on a mismatch.
+    pub fn close_rxq(&self, dev: &Locked<'_>, idx: u32) {
+        // SAFETY: the device is locked; the parameters are only compared.
+        unsafe { bindings::netif_mp_close_rxq(dev.as_raw(), idx, self.as_raw()) }
+    }
 }
 
 /// Builds the C ops table of a [`MemoryProvider`].
@@ -210,10 +309,17 @@ impl<T: MemoryProvider> Adapter<T> {
         release_netmem: Some(Self::release_netmem),
         init: Some(Self::init),
         destroy: Some(Self::destroy),
-        nl_fill: None,
-        uninstall: None,
+        nl_fill: if T::HAS_NL_FILL {
+            Some(Self::nl_fill)
+        } else {
+            None
+        },
+        uninstall: if T::HAS_UNINSTALL {
+            Some(Self::uninstall)
+        } else {
+            None
+        },
     };
-
     /// The provider of `pool`.
     ///
     /// # Safety
@@ -272,5 +378,39 @@ impl<T: MemoryProvider> Adapter<T> {
         // SAFETY: per this function's contract.
         let (pool, this) = unsafe { Self::provider(pool) };
         T::release_netmem(this, pool, NetmemRef::from_raw(netmem))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `mp_priv` a `T` installed on a queue, `rsp`
+    /// a message being built, and `rxq` null or a queue of a live device.
+    unsafe extern "C" fn nl_fill(
+        mp_priv: *mut c_void,
+        rsp: *mut bindings::sk_buff,
+        rxq: *mut bindings::netdev_rx_queue,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let this = unsafe { &*mp_priv.cast::<T>() };
+        // SAFETY: per this function's contract.
+        let rxq = (!rxq.is_null()).then(|| unsafe { RxQueue::from_raw(rxq) });
+        let mut msg = FillMsg {
+            skb: rsp,
+            _msg: PhantomData,
+        };
+        from_result(|| {
+            T::nl_fill(this, &mut msg, rxq)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core under the device's instance lock, with `mp_priv`
+    /// a `T` installed on `rxq`, a queue of a live device.
+    unsafe extern "C" fn uninstall(mp_priv: *mut c_void, rxq: *mut bindings::netdev_rx_queue) {
+        // SAFETY: per this function's contract.
+        let this = unsafe { &*mp_priv.cast::<T>() };
+        // SAFETY: per this function's contract.
+        T::uninstall(this, unsafe { RxQueue::from_raw(rxq) });
     }
 }

@@ -290,6 +290,12 @@ impl<'a> ExtAck<'a> {
         }
     }
 
+    /// The C `struct netlink_ext_ack`, possibly null, for a C function
+    /// that reports through it.
+    pub fn as_raw(&self) -> *mut bindings::netlink_ext_ack {
+        self.raw
+    }
+
     fn with(&self, f: impl FnOnce(&mut bindings::netlink_ext_ack)) {
         if !self.raw.is_null() {
             // SAFETY: non-null `raw` is valid and ours for `'a`, by the type
@@ -437,6 +443,11 @@ impl<'a> Info<'a> {
             maxattr,
             _req: PhantomData,
         }
+    }
+
+    /// The C `struct genl_info`.
+    pub fn as_raw(&self) -> *const bindings::genl_info {
+        self.raw
     }
 
     fn info(&self) -> &'a bindings::genl_info {

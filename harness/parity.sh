@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Parity of the Rust devmem core with the C one: build the kernel again with
+# CONFIG_NET_DEVMEM_RUST=n (in a build directory of its own, seeded from the
+# main one the first time so that it builds incrementally), run the
+# devmem-bind scenarios on it, and compare what each kernel answered, case
+# by case, with the run of the main kernel in RUST_RESULTS.
+#
+# Usage: parity.sh RUST_RESULTS
+# Prints result lines for results.py (name, pass or fail, detail; tabs).
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rust_res=$1
+main_out=$KBUILD_OUT
+export KBUILD_OUT=$CACHE_DIR/build-c
+res=$CACHE_DIR/check/vm-c
+
+if [ ! -d "$KBUILD_OUT" ] && [ -f "$main_out/.config" ]; then
+	info "seeding $KBUILD_OUT from $main_out"
+	cp -a "$main_out" "$KBUILD_OUT"
+fi
+
+t0=$(date +%s)
+if ! EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST=n" "$HARNESS_DIR/kernel.sh" >&2; then
+	printf 'kernel-build (C core)\tfail\tsee %s/build.log\n' "$KBUILD_OUT"
+	exit 0
+fi
+printf 'kernel-build (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
+
+t0=$(date +%s)
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" devmem-bind >&2 || true
+printf 'vm-boot (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
+python3 "$HARNESS_DIR/parity.py" "$res/devmem-bind.tap" "$rust_res/devmem-bind.tap"

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The netdev netlink `bind-rx` and `bind-tx` handlers, and unbinding when
+//! the socket that made a binding goes.
+//!
+//! Every check, errno and extack message is the C core's, in its order
+//! (`Documentation/networking/devmem_rs.rst` lists them).
+//!
+//! # Lock order
+//!
+//! 1. the socket's lock ([`SockPriv::lock`], `priv->lock`): held across a
+//!    whole request and across the socket's teardown;
+//! 2. the instance lock of the device named in the request
+//!    (`netdev_get_by_index_lock`), or of the binding's device at
+//!    teardown;
+//! 3. for a queue leased from another device, or bind-tx on a virtual
+//!    device, the instance lock of the physical device (taken by the core
+//!    in `netif_mp_open_rxq` / `netdev_queue_get_dma_dev`, or here);
+//! 4. a binding's own lock (its queue list and device pointer), taken
+//!    with none of the above needed, and never held while taking them.
+
+use crate::{
+    binding::{
+        BindError,
+        Binding,
+        BindingRef,
+        Handle, //
+    },
+    ids,
+    layout::CarveError,
+    provider,
+    sock::SockPriv,
+};
+use kernel::{
+    bindings,
+    bitmap::BitmapVec,
+    device::Device,
+    dma::DataDirection,
+    dma_buf::DmaBuf,
+    net::{
+        netdev::{
+            Locked,
+            Namespace,
+            NetDevice,
+            NetmemTx,
+            QueueType, //
+        },
+        netlink::{
+            request::{
+                Attr,
+                ExtAck,
+                Info,
+                Policy, //
+            },
+            NetlinkSkBuff,
+            GENLMSG_DEFAULT_SIZE, //
+        },
+        sock::Sock,
+    },
+    page::{
+        PAGE_SHIFT,
+        PAGE_SIZE, //
+    },
+    prelude::*,
+    sync::{
+        aref::ARef,
+        rcu, //
+    },
+};
+
+// CAST: netlink attribute types are 16-bit; these are small enum values.
+const A_IFINDEX: u16 = bindings::NETDEV_A_DEV_IFINDEX as u16;
+const A_FD: u16 = bindings::NETDEV_A_DMABUF_FD as u16;
+const A_QUEUES: u16 = bindings::NETDEV_A_DMABUF_QUEUES as u16;
+const A_RX_PAGE_SIZE: u16 = bindings::NETDEV_A_DMABUF_RX_PAGE_SIZE as u16;
+const A_ID: u16 = bindings::NETDEV_A_DMABUF_ID as u16;
+const A_QUEUE_ID: u16 = bindings::NETDEV_A_QUEUE_ID as u16;
+const A_QUEUE_TYPE: u16 = bindings::NETDEV_A_QUEUE_TYPE as u16;
+
+/// The maximum attribute types of the two requests' policies.
+pub(crate) const BIND_RX_MAXATTR: u16 = A_RX_PAGE_SIZE;
+pub(crate) const BIND_TX_MAXATTR: u16 = A_FD;
+
+/// The entries of `netdev_queue_id_nl_policy`.
+const QUEUE_ID_POLICY_LEN: usize = A_QUEUE_TYPE as usize + 1;
+
+/// The policy of a queue in the `queues` list.
+fn queue_id_policy() -> Policy<'static, QUEUE_ID_POLICY_LEN> {
+    // SAFETY: the YNL-generated policy of the netdev family, a static with
+    // `NETDEV_A_QUEUE_TYPE + 1` entries.
+    unsafe { Policy::new(&bindings::netdev_queue_id_nl_policy) }
+}
+
+/// A `u32` attribute the request policy has validated as one.
+fn u32_of(attr: &Attr<'_>) -> u32 {
+    // The policy checked the length; 0 is never reached.
+    attr.read_u32().unwrap_or(0)
+}
+
+/// The receive queues named in the request, as a bitmap of
+/// `real_num_rx_queues` bits.
+fn read_rxqs(info: &Info<'_>, nqueues: u32, extack: &ExtAck<'_>) -> Result<BitmapVec> {
+    // CAST: u32 to usize is lossless on Linux.
+    let mut bits = BitmapVec::new(nqueues as usize, GFP_KERNEL)?;
+    let policy = queue_id_policy();
+    for nest in info.all_attrs().of_kind(A_QUEUES) {
+        let tb = nest.parse_nested(&policy, extack)?;
+        let id = tb.require(A_QUEUE_ID, &nest, extack)?;
+        let kind = tb.require(A_QUEUE_TYPE, &nest, extack)?;
+        if u32_of(&kind) != bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX {
+            extack.set_bad_attr(&kind);
+            return Err(EINVAL);
+        }
+        let idx = u32_of(&id);
+        if idx >= nqueues {
+            extack.set_bad_attr(&id);
+            return Err(EINVAL);
+        }
+        // CAST: below `nqueues`.
+        bits.set_bit(idx as usize);
+    }
+    Ok(bits)
+}
+
+/// The set bits of `bits`, ascending.
+fn set_bits(bits: &BitmapVec) -> impl Iterator<Item = u32> + '_ {
+    let mut at = 0;
+    core::iter::from_fn(move || {
+        let i = bits.next_bit(at)?;
+        at = i + 1;
+        // CAST: below `real_num_rx_queues`, a u32.
+        Some(i as u32)
+    })
+}
+
+/// The one DMA device of all the queues in `bits`, which may be `None`:
+/// the C core's rule, including that a queue without one is only a
+/// mismatch after a queue with one.
+fn rx_dma_dev(
+    dev: &Locked<'_>,
+    bits: &BitmapVec,
+    extack: &ExtAck<'_>,
+) -> Result<Option<ARef<Device>>> {
+    let mut found: Option<(ARef<Device>, u32)> = None;
+    let mut last = None;
+    for idx in set_bits(bits) {
+        let this = dev.queue_dma_dev(idx, QueueType::Rx);
+        if let Some((prev, prev_idx)) = &found {
+            let same = this.as_ref().is_some_and(|d| core::ptr::eq(&**d, &**prev));
+            if !same {
+                extack.set_msg_fmt(fmt!(
+                    "DMA device mismatch between queue {idx} and {prev_idx} (multi-PF device?)"
+                ));
+                return Err(EOPNOTSUPP);
+            }
+        }
+        last = this.clone();
+        found = this.map(|d| (d, idx));
+    }
+    Ok(last)
+}
+
+/// Reports a failed bind as the C core does.
+fn report(e: &BindError, extack: &ExtAck<'_>) -> Error {
+    match e {
+        BindError::Carve(c @ CarveError::Misaligned { .. }) => extack.set_msg_fmt(fmt!("{c}")),
+        _ => {
+            if let Some(m) = e.message() {
+                extack.set_msg(m);
+            }
+        }
+    }
+    e.errno()
+}
+
+/// Imports the dma-buf `fd`, binds it for `dma_dev` and publishes it under
+/// a new id (`net_devmem_bind_dmabuf`).
+fn bind_dmabuf(
+    dev: &NetDevice,
+    vdev: Option<&NetDevice>,
+    dma_dev: Option<ARef<Device>>,
+    dir: DataDirection,
+    fd: u32,
+    niov_shift: u32,
+    extack: &ExtAck<'_>,
+) -> Result<Handle> {
+    let Some(dma_dev) = dma_dev else {
+        extack.set_msg(c"Device doesn't support DMA");
+        return Err(EOPNOTSUPP);
+    };
+    // CAST: the C core passes the u32 on as an int; any value that is not
+    // an open fd fails with EBADF either way.
+    let buf = DmaBuf::get(fd as i32)?;
+    let mut handle =
+        Binding::bind(&buf, &dma_dev, dir, niov_shift).map_err(|e| report(&e, extack))?;
+    handle.set_netdev(dev, vdev);
+    ids::publish(&handle)?;
+    Ok(handle)
+}
+
+/// Takes a binding away from user space: its id, its queues, and its
+/// owner's reference (`net_devmem_unbind_dmabuf`). `dev` is the binding's
+/// device, locked, if it is installed on any queue.
+fn unbind(handle: Handle, dev: Option<&Locked<'_>>) {
+    ids::unpublish(handle.id());
+    provider::uninstall_all(&handle, dev);
+    drop(handle);
+}
+
+/// `netdev_nl_bind_rx_doit`.
+///
+/// # Safety
+///
+/// `skb` is the netdev family request `info` describes.
+pub(crate) unsafe fn bind_rx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Result {
+    let extack = info.extack();
+    let ifindex = info.require(A_IFINDEX)?;
+    let fd = info.require(A_FD)?;
+    info.require(A_QUEUES)?;
+    let fd = u32_of(&fd);
+
+    let mut niov_shift = PAGE_SHIFT as u32;
+    if let Some(a) = info.attr(A_RX_PAGE_SIZE) {
+        let size = u32_of(&a);
+        if !size.is_power_of_two() {
+            extack.set_msg_attr(&a, c"rx-page-size must be a power of 2");
+            return Err(EINVAL);
+        }
+        niov_shift = size.ilog2();
+    }
+
+    // SAFETY: per this function's contract.
+    let sock = unsafe { SockPriv::of_request(skb) }?;
+    let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
+    let mut msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
+
+    let mut owned = sock.lock();
+    // CAST: the policy keeps ifindex at least 1; the C core reads it as an
+    // int too.
+    let dev =
+        Locked::by_index(Namespace::of_request(info), u32_of(&ifindex) as i32).ok_or(ENODEV)?;
+    let refused = if !dev.is_present() {
+        Some(ENODEV)
+    } else if !dev.need_ops_lock() {
+        Some(EOPNOTSUPP)
+    } else {
+        None
+    };
+    if let Some(e) = refused {
+        extack.set_bad_attr(&ifindex);
+        return Err(e);
+    }
+
+    let rxqs = read_rxqs(info, dev.real_num_rx_queues(), &extack)?;
+    let dma_dev = rx_dma_dev(&dev, &rxqs, &extack)?;
+    let handle = bind_dmabuf(
+        &dev,
+        None,
+        dma_dev,
+        DataDirection::FromDevice,
+        fd,
+        niov_shift,
+        &extack,
+    )?;
+    for idx in set_bits(&rxqs) {
+        if let Err(e) = provider::install(&handle, &dev, idx, &extack) {
+            unbind(handle, Some(&dev));
+            return Err(e);
+        }
+    }
+
+    // The message was sized for this.
+    kernel::warn_on!(msg.put_u32(A_ID.into(), handle.id()).is_err());
+    owned.push(handle);
+    // Replied under the locks, as C does; a failed reply leaves the
+    // binding in place.
+    msg.reply(info)
+}
+
+/// The device that does the DMA for netmem TX on `dev`: itself, or for a
+/// virtual device, the first present device it leases a queue from that
+/// can.
+fn netmem_tx_dev<'a>(dev: &'a Locked<'_>) -> Option<&'a NetDevice> {
+    match dev.netmem_tx() {
+        NetmemTx::Dma => return Some(dev),
+        NetmemTx::None => return None,
+        NetmemTx::NoDma => {}
+    }
+    (0..dev.real_num_rx_queues())
+        .filter_map(|i| dev.rx_queue(i)?.lease())
+        .map(|lease| lease.dev())
+        .find(|phys| phys.is_present() && phys.netmem_tx() == NetmemTx::Dma)
+}
+
+/// `netdev_nl_bind_tx_doit`.
+///
+/// # Safety
+///
+/// `skb` is the netdev family request `info` describes.
+pub(crate) unsafe fn bind_tx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Result {
+    let extack = info.extack();
+    let ifindex = info.require(A_IFINDEX)?;
+    let fd = u32_of(&info.require(A_FD)?);
+
+    // SAFETY: per this function's contract.
+    let sock = unsafe { SockPriv::of_request(skb) }?;
+    let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
+    let mut msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
+
+    {
+        let mut owned = sock.lock();
+        // CAST: as in `bind_rx`.
+        let dev =
+            Locked::by_index(Namespace::of_request(info), u32_of(&ifindex) as i32).ok_or(ENODEV)?;
+        if !dev.is_present() {
+            return Err(ENODEV);
+        }
+        if dev.netmem_tx() == NetmemTx::None {
+            extack.set_msg(c"Driver does not support netmem TX");
+            return Err(EOPNOTSUPP);
+        }
+        let Some(phys) = netmem_tx_dev(&dev) else {
+            extack.set_msg(c"No DMA-capable device found for netmem TX");
+            return Err(EOPNOTSUPP);
+        };
+        let virt = !core::ptr::eq(phys, &*dev);
+        let phys_locked;
+        let bind_dev: &Locked<'_> = if virt {
+            phys_locked = phys.lock();
+            &phys_locked
+        } else {
+            &dev
+        };
+        let dma_dev = bind_dev.queue_dma_dev(0, QueueType::Tx);
+        let vdev = virt.then_some(&*dev);
+        let handle = bind_dmabuf(
+            bind_dev,
+            vdev,
+            dma_dev,
+            DataDirection::ToDevice,
+            fd,
+            PAGE_SHIFT as u32,
+            &extack,
+        )?;
+        // The message was sized for this.
+        kernel::warn_on!(msg.put_u32(A_ID.into(), handle.id()).is_err());
+        owned.push(handle);
+        // Unlocks the physical device, then the device, then the socket.
+    }
+    // Replied after unlocking, as C does.
+    msg.reply(info)
+}
+
+/// `netdev_nl_sock_priv_destroy`: the socket goes; unbind everything it
+/// made, newest first.
+pub(crate) fn sock_gone(sock: &SockPriv) {
+    let mut owned = sock.lock();
+    while let Some(handle) = owned.pop() {
+        match handle.rx_dev() {
+            Some(dev) => {
+                let locked = dev.lock();
+                unbind(handle, Some(&locked));
+            }
+            None => unbind(handle, None),
+        }
+    }
+}
+
+/// The TX binding `id` for a send on `sk`, with a reference, if the
+/// socket's route goes out of its device or of the virtual device it was
+/// bound through (`net_devmem_get_binding`).
+pub(crate) fn tx_binding(sk: &Sock, id: u32) -> Result<BindingRef> {
+    let binding = ids::lookup(id).ok_or(EINVAL)?;
+    if !binding.is_tx() {
+        return Err(EINVAL);
+    }
+    let rcu = rcu::read_lock();
+    let route = match sk.route(&rcu) {
+        Some(route) => route,
+        None => {
+            // The route expired: rebuild it, as the send would.
+            // SAFETY: devmem TX sockets are TCP sockets (the only caller
+            // is `tcp_sendmsg_locked`).
+            if unsafe { sk.rebuild_route() }.is_err() {
+                return Err(EHOSTUNREACH);
+            }
+            sk.route(&rcu).ok_or(ENODEV)?
+        }
+    };
+    let dst_dev = route.dev().ok_or(ENODEV)?.as_raw();
+    if dst_dev != binding.dev_ptr() && dst_dev != binding.vdev_ptr() {
+        return Err(ENODEV);
+    }
+    drop(rcu);
+    Ok(binding)
+}
+
+/// The `net_iov` of TX binding `b` at dma-buf offset `virt`, with the
+/// offset into it and the bytes left in it (`net_devmem_get_niov_at`).
+pub(crate) fn tx_niov_at(
+    b: &Binding,
+    virt: usize,
+) -> Option<(&kernel::net::netmem::NetIov, usize)> {
+    if virt >= b.dma_buf().size() {
+        return None;
+    }
+    let off = virt % PAGE_SIZE;
+    b.net_iov_at(virt).map(|n| (n, off))
+}

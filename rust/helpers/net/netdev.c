@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/netdevice.h>
+#include <net/dst.h>
+#include <net/netdev_lock.h>
+#include <net/sock.h>
+
+__rust_helper void rust_helper_dev_hold(struct net_device *dev)
+{
+	dev_hold(dev);
+}
+
+__rust_helper void rust_helper_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
+}
+
+__rust_helper bool rust_helper_netif_device_present(const struct net_device *dev)
+{
+	return netif_device_present(dev);
+}
+
+__rust_helper void rust_helper_netdev_lock(struct net_device *dev)
+{
+	netdev_lock(dev);
+}
+
+__rust_helper void rust_helper_netdev_unlock(struct net_device *dev)
+{
+	netdev_unlock(dev);
+}
+
+__rust_helper bool rust_helper_netdev_need_ops_lock(const struct net_device *dev)
+{
+	return netdev_need_ops_lock(dev);
+}
+
+__rust_helper struct dst_entry *rust_helper___sk_dst_get(const struct sock *sk)
+{
+	return __sk_dst_get(sk);
+}
+
+__rust_helper struct net_device *rust_helper_dst_dev_rcu(const struct dst_entry *dst)
+{
+	return dst_dev_rcu(dst);
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network devices seen from the core: looking one up, its instance lock,
+//! its receive queues.
+//!
+//! A [`NetDevice`] is only ever borrowed: from a [`Locked`] guard, which
+//! holds the device's instance lock (`netdev_lock`), or through an
+//! [`ARef`] taken with `dev_hold`. Queue configuration (DMA devices of
+//! queues, memory providers in [`super::page_pool`]) needs the lock, so it
+//! lives on [`Locked`].
+//!
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/net/netdev_lock.h`](srctree/include/net/netdev_lock.h),
+//! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h)
+
+use crate::{
+    device::Device,
+    net::netlink::request::Info,
+    sync::aref::{
+        ARef,
+        AlwaysRefCounted, //
+    },
+    types::Opaque,
+};
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
+
+/// A network namespace.
+#[repr(transparent)]
+pub struct Namespace(Opaque<bindings::net>);
+
+impl Namespace {
+    /// The namespace at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a live namespace that stays alive for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::net) -> &'a Self {
+        // SAFETY: `Self` is transparent over `struct net`; live per the
+        // caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The namespace a generic netlink request was sent in.
+    pub fn of_request<'a>(info: &Info<'a>) -> &'a Self {
+        // SAFETY: the genetlink core sets the request's namespace, which
+        // outlives the request.
+        unsafe { Self::from_raw(bindings::genl_info_net(info.as_raw())) }
+    }
+
+    /// The C `struct net`.
+    pub fn as_raw(&self) -> *mut bindings::net {
+        self.0.get()
+    }
+}
+
+/// How a device transmits from `net_iov`s (`enum netmem_tx_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetmemTx {
+    /// Not at all.
+    None,
+    /// The device DMAs from them.
+    Dma,
+    /// A virtual device: a device it leases queues from does the DMA.
+    NoDma,
+}
+
+/// Which side of a device a queue is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueType {
+    /// A receive queue.
+    Rx,
+    /// A transmit queue.
+    Tx,
+}
+
+impl QueueType {
+    fn as_raw(self) -> bindings::netdev_queue_type {
+        match self {
+            Self::Rx => bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
+            Self::Tx => bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
+        }
+    }
+}
+
+/// A network device (`struct net_device`).
+///
+/// # Invariants
+///
+/// A `&NetDevice` points to a registered or registering device that stays
+/// allocated while the reference lives.
+#[repr(transparent)]
+pub struct NetDevice(Opaque<bindings::net_device>);
+
+// SAFETY: a net_device may be used from any thread; what needs the
+// instance lock is on `Locked`.
+unsafe impl Send for NetDevice {}
+
+// SAFETY: as above: the methods on `&NetDevice` read fields that are
+// written once at setup or read locklessly in C too.
+unsafe impl Sync for NetDevice {}
+
+// SAFETY: `dev_hold` and `dev_put` count references that keep the device
+// allocated.
+unsafe impl AlwaysRefCounted for NetDevice {
+    fn inc_ref(&self) {
+        // SAFETY: the device is alive, by the type invariant.
+        unsafe { bindings::dev_hold(self.as_raw()) }
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller gives up a reference taken by `inc_ref`.
+        unsafe { bindings::dev_put(obj.as_ptr().cast()) }
+    }
+}
+
+impl NetDevice {
+    /// The device at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a device that stays allocated for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: `Self` is transparent over `struct net_device`; alive per
+        // the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The C `struct net_device`.
+    pub fn as_raw(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    fn raw(&self) -> &bindings::net_device {
+        // SAFETY: valid by the type invariant; fields read through this are
+        // stable or read as C reads them.
+        unsafe { &*self.as_raw() }
+    }
+
+    /// The interface index.
+    pub fn ifindex(&self) -> i32 {
+        self.raw().ifindex
+    }
+
+    /// Whether the device is present (`netif_device_present`): not
+    /// detached by its driver, for suspend or removal.
+    pub fn is_present(&self) -> bool {
+        // SAFETY: the device is alive, by the type invariant.
+        unsafe { bindings::netif_device_present(self.as_raw()) }
+    }
+
+    /// Whether the core takes the instance lock around the device's ops
+    /// (`netdev_need_ops_lock`): true for devices with the queue API.
+    pub fn need_ops_lock(&self) -> bool {
+        // SAFETY: the device is alive, by the type invariant.
+        unsafe { bindings::netdev_need_ops_lock(self.as_raw()) }
+    }
+
+    /// The number of receive queues in use.
+    pub fn real_num_rx_queues(&self) -> u32 {
+        self.raw().real_num_rx_queues
+    }
+
+    /// How the device transmits from `net_iov`s.
+    pub fn netmem_tx(&self) -> NetmemTx {
+        // CAST: a two-bit field.
+        // SAFETY: the field sits in a `struct_group` (a union of two views
+        // of the same fields), initialised with the device.
+        let mode = unsafe { self.raw().__bindgen_anon_1.__bindgen_anon_1.netmem_tx() };
+        match mode as bindings::netmem_tx_mode {
+            bindings::netmem_tx_mode_NETMEM_TX_DMA => NetmemTx::Dma,
+            bindings::netmem_tx_mode_NETMEM_TX_NO_DMA => NetmemTx::NoDma,
+            _ => NetmemTx::None,
+        }
+    }
+
+    /// Takes the instance lock (`netdev_lock`).
+    pub fn lock(&self) -> Locked<'_> {
+        // SAFETY: the device is alive, by the type invariant.
+        unsafe { bindings::netdev_lock(self.as_raw()) };
+        // INVARIANT: locked just above.
+        Locked {
+            dev: NonNull::from(self),
+            _dev: PhantomData,
+        }
+    }
+}
+
+/// A device whose instance lock is held; unlocks on drop.
+///
+/// # Invariants
+///
+/// `dev` points to a device whose instance lock this guard holds, which
+/// keeps it from being freed.
+pub struct Locked<'a> {
+    dev: NonNull<NetDevice>,
+    _dev: PhantomData<&'a NetDevice>,
+}
+
+impl Locked<'static> {
+    /// The device with index `ifindex` in `net`, locked, unless it is
+    /// unknown, unregistering or moving between namespaces
+    /// (`netdev_get_by_index_lock`).
+    ///
+    /// The lock alone keeps the device alive: unregistering it takes the
+    /// lock first.
+    pub fn by_index(net: &Namespace, ifindex: i32) -> Option<Self> {
+        // SAFETY: `net` is a live namespace.
+        let dev = unsafe { bindings::netdev_get_by_index_lock(net.as_raw(), ifindex) };
+        // INVARIANT: a non-null result is locked and registered.
+        NonNull::new(dev.cast()).map(|dev| Locked {
+            dev,
+            _dev: PhantomData,
+        })
+    }
+}
+
+impl core::ops::Deref for Locked<'_> {
+    type Target = NetDevice;
+
+    fn deref(&self) -> &NetDevice {
+        // SAFETY: alive while the lock is held, by the type invariant.
+        unsafe { self.dev.as_ref() }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this guard holds the lock, by the type invariant.
+        unsafe { bindings::netdev_unlock(self.as_raw()) }
+    }
+}
+
+impl Locked<'_> {
+    /// Receive queue `idx`, if below `real_num_rx_queues`.
+    pub fn rx_queue(&self, idx: u32) -> Option<&RxQueue> {
+        if idx >= self.real_num_rx_queues() {
+            return None;
+        }
+        // CAST: u32 to usize is lossless on Linux.
+        // SAFETY: `_rx` has `num_rx_queues >= real_num_rx_queues` entries,
+        // which live as long as the device.
+        let rxq = unsafe { self.raw()._rx.add(idx as usize) };
+        // SAFETY: as above.
+        Some(unsafe { RxQueue::from_raw(rxq) })
+    }
+
+    /// The device that does DMA for queue `idx` (`netdev_queue_get_dma_dev`):
+    /// the driver's choice or the parent device, `None` without a DMA mask.
+    /// A leased receive queue answers for the device it is leased from.
+    pub fn queue_dma_dev(&self, idx: u32, kind: QueueType) -> Option<ARef<Device>> {
+        // SAFETY: the device is locked, as the function requires.
+        let dev = unsafe { bindings::netdev_queue_get_dma_dev(self.as_raw(), idx, kind.as_raw()) };
+        if dev.is_null() {
+            return None;
+        }
+        // SAFETY: the DMA device is the parent of this device or of the one
+        // leasing it the queue, both alive while the lock is held; taking a
+        // reference keeps it beyond.
+        Some(unsafe { Device::get_device(dev) })
+    }
+}
+
+/// A receive queue of a device (`struct netdev_rx_queue`).
+///
+/// # Invariants
+///
+/// A `&RxQueue` points into the `_rx` array of a live device.
+#[repr(transparent)]
+pub struct RxQueue(Opaque<bindings::netdev_rx_queue>);
+
+impl RxQueue {
+    /// The queue at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points into the queue array of a device that stays alive for
+    /// `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::netdev_rx_queue) -> &'a Self {
+        // SAFETY: `Self` is transparent over the C struct; alive per the
+        // caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The C `struct netdev_rx_queue`.
+    pub fn as_raw(&self) -> *mut bindings::netdev_rx_queue {
+        self.0.get()
+    }
+
+    /// The device the queue belongs to.
+    pub fn dev(&self) -> &NetDevice {
+        // SAFETY: `dev` is set when the queues are allocated and the device
+        // outlives them (type invariant).
+        unsafe { NetDevice::from_raw((*self.as_raw()).dev) }
+    }
+
+    /// The queue's index in its device.
+    pub fn index(&self) -> u32 {
+        let base = self.dev().raw()._rx.cast_const();
+        // SAFETY: both point into the same `_rx` array (type invariant).
+        let idx = unsafe { self.as_raw().cast_const().offset_from(base) };
+        // CAST: an index into an array of at most `num_rx_queues` (a u32)
+        // queues, from its start.
+        idx as u32
+    }
+
+    /// The queue of another device this one is leased to or from, read as
+    /// C reads it (`READ_ONCE(rxq->lease)`). Meaningful while the owning
+    /// device's instance lock is held, which leases change under.
+    pub fn lease(&self) -> Option<&RxQueue> {
+        // SAFETY: valid by the type invariant; the field is a pointer read
+        // once.
+        let lease = unsafe { core::ptr::addr_of!((*self.as_raw()).lease).read_volatile() };
+        // SAFETY: a lease points to a queue of a live device; a device
+        // tears its leases down before it goes.
+        (!lease.is_null()).then(|| unsafe { RxQueue::from_raw(lease) })
+    }
+}

@@ -119,6 +119,7 @@ impl Drop for GenPoolPath {
     }
 }
 
+#[vtable]
 impl MemoryProvider for GenPoolPath {
     fn init(_this: &Self, pool: &mut PoolInit<'_>) -> Result {
         pool.disable_dma_sync();

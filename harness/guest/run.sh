@@ -69,7 +69,26 @@ wait_carrier() { # [netns] dev
 	return 1
 }
 
+# Binds the 82576 to NIC_DRIVER (igb_rs, the Rust driver, by default; igb
+# for the C one) when both are built in and another one has it.
+bind_nic() {
+	local want=${NIC_DRIVER:-igb_rs} dev have
+	for dev in /sys/bus/pci/devices/*; do
+		[ "$(cat "$dev/vendor")" = 0x8086 ] && [ "$(cat "$dev/device")" = 0x10c9 ] || continue
+		have=$(basename "$(readlink -f "$dev/driver" 2>/dev/null)" 2>/dev/null)
+		[ "$have" = "$want" ] && return 0
+		[ -d "/sys/bus/pci/drivers/$want" ] || {
+			log "no $want driver in this kernel; the 82576 stays with ${have:-no driver}"
+			return 0
+		}
+		[ -n "$have" ] && echo "$(basename "$dev")" >"$dev/driver/unbind"
+		echo "$(basename "$dev")" >"/sys/bus/pci/drivers/$want/bind" ||
+			log "binding $(basename "$dev") to $want failed"
+	done
+}
+
 setup_net() {
+	bind_nic
 	NETIF=$(netdev_by_pci_id 0x8086 0x10c9) || {
 		log "no 82576 (8086:10c9) network device; PCI devices:"
 		grep -H . /sys/bus/pci/devices/*/device

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Intel 82576 Gigabit Ethernet, in Rust.
+//!
+//! The 82576 is the chip of the C `igb` driver (and of QEMU's `-device
+//! igb`); this driver is named `igb_rs` so that both can be built, and one
+//! or the other bound to a device.
+//!
+//! So far: one queue pair on MSI-X vector 1, link changes on vector 0,
+//! frames copied through 2 KiB coherent buffers.
+
+mod regs;
+mod ring;
+
+use kernel::{
+    device::Core,
+    dma::{
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    irq::{
+        self,
+        IrqReturn, //
+    },
+    net::{
+        driver::{
+            Device,
+            Operations,
+            Registration,
+            Stats64,
+            TxStatus, //
+        },
+        napi::{
+            Napi,
+            Poll, //
+        },
+        skbuff::SkBuff,
+    },
+    new_spinlock, pci,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        SpinLock, //
+    },
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
+};
+use regs::*;
+use ring::{
+    RxRing,
+    TxError,
+    TxRing,
+    RING_SIZE, //
+};
+
+kernel::module_pci_driver! {
+    type: IgbRs,
+    name: "igb_rs",
+    authors: ["Seed e8a5e9b1 maintainers"],
+    description: "Intel 82576 Gigabit Ethernet (Rust)",
+    license: "GPL",
+}
+
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <IgbRs as pci::Driver>::IdInfo,
+    [
+        // The 82576 family (E1000_DEV_ID_82576*).
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10c9), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e6), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e7), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e8), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150a), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150d), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1518), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1526), ()),
+    ]
+);
+
+/// The driver.
+struct IgbRs;
+
+/// The per-device data of the network device: register access, rings,
+/// NAPI, counters.
+#[pin_data]
+pub(crate) struct Nic {
+    bar: pci::DevresBar<BAR0_SIZE>,
+    #[pin]
+    napi: Napi<Nic>,
+    #[pin]
+    rx: SpinLock<RxRing>,
+    #[pin]
+    tx: SpinLock<TxRing>,
+    rx_packets: Atomic<u64>,
+    rx_bytes: Atomic<u64>,
+    rx_dropped: Atomic<u64>,
+    tx_packets: Atomic<u64>,
+    tx_bytes: Atomic<u64>,
+    tx_dropped: Atomic<u64>,
+}
+
+impl Nic {
+    fn new<'a>(
+        pdev: &'a pci::Device<kernel::device::Bound>,
+        bar: pci::DevresBar<BAR0_SIZE>,
+    ) -> impl PinInit<Self, Error> + 'a {
+        try_pin_init!(Self {
+            bar,
+            napi <- Napi::new(),
+            rx <- new_spinlock!(RxRing::new(pdev.as_ref())?),
+            tx <- new_spinlock!(TxRing::new(pdev.as_ref())?),
+            rx_packets: Atomic::new(0),
+            rx_bytes: Atomic::new(0),
+            rx_dropped: Atomic::new(0),
+            tx_packets: Atomic::new(0),
+            tx_bytes: Atomic::new(0),
+            tx_dropped: Atomic::new(0),
+        })
+    }
+
+    /// Writes register `reg`; nothing once the device is gone.
+    fn wr(&self, reg: usize, val: u32) {
+        let _ = self.bar.try_access_with(|b| b.try_write32(val, reg));
+    }
+
+    /// Reads register `reg`; all ones once the device is gone.
+    fn rd(&self, reg: usize) -> u32 {
+        self.bar
+            .try_access_with(|b| b.try_read32(reg).unwrap_or(!0))
+            .unwrap_or(!0)
+    }
+
+    fn link_up(&self) -> bool {
+        self.rd(STATUS) & STATUS_LU != 0
+    }
+
+    /// Masks every interrupt cause.
+    fn irq_disable(&self) {
+        self.wr(EIMC, !0);
+        self.wr(IMC, !0);
+    }
+
+    fn irq_enable(&self) {
+        let vecs = (1 << VEC_OTHER) | (1 << VEC_QUEUE0);
+        let _ = self.rd(ICR);
+        // The vector bits must auto-clear, or a vector fires only once.
+        self.wr(EIAC, vecs);
+        self.wr(EIAM, vecs);
+        self.wr(EIMS, vecs);
+        self.wr(IMS, IMS_OTHER);
+    }
+
+    /// Programs MSI-X routing, the rings and the receive and transmit
+    /// units, and gives the receive ring its buffers.
+    fn configure(&self) -> Result {
+        self.wr(GPIE, GPIE_MSIX_MODE | GPIE_PBA | GPIE_EIAME | GPIE_NSICR);
+        self.wr(IVAR_MISC, (VEC_OTHER | IVAR_VALID) << 8);
+        self.wr(
+            IVAR0,
+            (VEC_QUEUE0 | IVAR_VALID) | ((VEC_QUEUE0 | IVAR_VALID) << 8),
+        );
+        self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
+        self.wr(MRQC, 0);
+
+        // Transmit.
+        let tq = txq(0);
+        self.wr(tq + Q_DCTL, 0);
+        {
+            let mut tx = self.tx.lock();
+            tx.reset();
+            let base = tx.dma_address();
+            // CAST: the halves of a 64-bit address.
+            self.wr(tq + Q_BAL, base as u32);
+            self.wr(tq + Q_BAH, (base >> 32) as u32);
+        }
+        // CAST: 4 KiB.
+        self.wr(tq + Q_LEN, (RING_SIZE * 16) as u32);
+        self.wr(tq + Q_HEAD, 0);
+        self.wr(tq + Q_TAIL, 0);
+        self.wr(tq + Q_DCTL, TXDCTL_VALUE);
+        self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
+
+        // Receive: 2 KiB buffers, advanced one-buffer descriptors.
+        let rq = rxq(0);
+        self.wr(rq + Q_DCTL, 0);
+        let tail = {
+            let mut rx = self.rx.lock();
+            let base = rx.dma_address();
+            // CAST: the halves of a 64-bit address.
+            self.wr(rq + Q_BAL, base as u32);
+            self.wr(rq + Q_BAH, (base >> 32) as u32);
+            rx.fill()?
+        };
+        // CAST: 4 KiB.
+        self.wr(rq + Q_LEN, (RING_SIZE * 16) as u32);
+        // CAST: 2.
+        let kib = (ring::BUF_SIZE >> SRRCTL_BSIZEPKT_SHIFT) as u32;
+        self.wr(
+            rq + Q_SRRCTL,
+            SRRCTL_DESCTYPE_ADV_ONEBUF | SRRCTL_BSIZEHDR_256 | kib,
+        );
+        self.wr(rq + Q_HEAD, 0);
+        self.wr(rq + Q_TAIL, 0);
+        self.wr(rq + Q_DCTL, RXDCTL_VALUE);
+        self.wr(RLPML, 1522);
+        // All multicast until the driver has receive filters.
+        self.wr(RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_MPE);
+        self.wr(rq + Q_TAIL, tail);
+        Ok(())
+    }
+
+    /// Stops the receive and transmit units.
+    fn quiesce(&self) {
+        self.wr(RCTL, 0);
+        self.wr(TCTL, TCTL_PSP);
+        self.wr(rxq(0) + Q_DCTL, 0);
+        self.wr(txq(0) + Q_DCTL, 0);
+    }
+
+    /// Restarts autonegotiation on the PHY; the link comes up later, with
+    /// an LSC interrupt.
+    fn start_link(&self) {
+        self.wr(CTRL, self.rd(CTRL) | CTRL_SLU);
+        self.wr(MDIC, MDIC_RESTART_AUTONEG);
+        for _ in 0..100 {
+            if self.rd(MDIC) & MDIC_READY != 0 {
+                break;
+            }
+            fsleep(Delta::from_micros(50));
+        }
+    }
+
+    fn clean_tx(&self, dev: &Device<Nic>) {
+        let mut tx = self.tx.lock();
+        if tx.clean() > 0 && dev.queue_stopped(0) && tx.unused() > 0 {
+            dev.wake_queue(0);
+        }
+    }
+}
+
+impl Poll for Nic {
+    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32 {
+        // SAFETY: the NAPI instance was added to this driver's device.
+        let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
+        this.clean_tx(dev);
+        let (done, tail) = this.rx.lock().poll(napi, budget);
+        if let Some(tail) = tail {
+            this.wr(rxq(0) + Q_TAIL, tail);
+        }
+        this.rx_packets.add(done.packets, Relaxed);
+        this.rx_bytes.add(done.bytes, Relaxed);
+        this.rx_dropped.add(done.dropped, Relaxed);
+        // CAST: at most `budget`.
+        let work = done.packets as i32 + done.dropped as i32;
+        if work < budget && napi.complete_done(work) {
+            this.wr(EIMS, 1 << VEC_QUEUE0);
+        }
+        work.min(budget)
+    }
+}
+
+#[vtable]
+impl Operations for Nic {
+    fn open(dev: &Device<Self>) -> Result {
+        let nic = dev.data();
+        dev.carrier_off();
+        nic.configure()?;
+        nic.napi.enable();
+        nic.irq_enable();
+        nic.start_link();
+        if nic.link_up() {
+            dev.carrier_on();
+        }
+        dev.start_all_queues();
+        Ok(())
+    }
+
+    fn stop(dev: &Device<Self>) -> Result {
+        let nic = dev.data();
+        dev.stop_all_queues();
+        dev.carrier_off();
+        nic.irq_disable();
+        nic.napi.disable();
+        nic.quiesce();
+        Ok(())
+    }
+
+    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus {
+        let nic = dev.data();
+        let mut tx = nic.tx.lock();
+        match tx.push(skb) {
+            Ok((tail, len)) => {
+                nic.wr(txq(0) + Q_TAIL, tail);
+                nic.tx_packets.add(1, Relaxed);
+                nic.tx_bytes.add(u64::from(len), Relaxed);
+                if tx.unused() == 0 {
+                    tx.clean();
+                    if tx.unused() == 0 {
+                        dev.stop_queue(0);
+                    }
+                }
+                TxStatus::Ok
+            }
+            Err(TxError::Dropped) => {
+                nic.tx_dropped.add(1, Relaxed);
+                TxStatus::Ok
+            }
+            Err(TxError::Full(skb)) => {
+                dev.stop_queue(0);
+                // The stack keeps it and retries.
+                let _ = skb.into_raw();
+                TxStatus::Busy
+            }
+        }
+    }
+
+    fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
+        let nic = dev.data();
+        stats.rx_packets = nic.rx_packets.load(Relaxed);
+        stats.rx_bytes = nic.rx_bytes.load(Relaxed);
+        stats.rx_dropped = nic.rx_dropped.load(Relaxed);
+        stats.tx_packets = nic.tx_packets.load(Relaxed);
+        stats.tx_bytes = nic.tx_bytes.load(Relaxed);
+        stats.tx_dropped = nic.tx_dropped.load(Relaxed);
+    }
+}
+
+/// The queue pair's interrupt: hand over to NAPI.
+struct QueueIrq {
+    dev: ARef<Device<Nic>>,
+}
+
+impl irq::Handler for QueueIrq {
+    fn handle(&self) -> IrqReturn {
+        let nic = self.dev.data();
+        // QEMU does not auto-mask: mask until the poll is done.
+        nic.wr(EIMC, 1 << VEC_QUEUE0);
+        nic.napi.schedule();
+        IrqReturn::Handled
+    }
+}
+
+/// The "other" interrupt: link changes.
+struct OtherIrq {
+    dev: ARef<Device<Nic>>,
+}
+
+impl irq::Handler for OtherIrq {
+    fn handle(&self) -> IrqReturn {
+        let nic = self.dev.data();
+        // Cleared by the read (GPIE.NSICR).
+        let icr = nic.rd(ICR);
+        if icr & ICR_LSC != 0 {
+            if nic.link_up() {
+                self.dev.carrier_on();
+            } else {
+                self.dev.carrier_off();
+            }
+        }
+        nic.wr(EIMS, 1 << VEC_OTHER);
+        IrqReturn::Handled
+    }
+}
+
+/// What a bound device holds, dropped in this order: the interrupt
+/// handlers (which hold references to the network device), the vectors,
+/// then the network device.
+#[pin_data]
+struct Probed<'bound> {
+    #[pin]
+    irq_queue: irq::Registration<'bound, QueueIrq>,
+    #[pin]
+    irq_other: irq::Registration<'bound, OtherIrq>,
+    vectors: pci::IrqVectorRegistration<'bound>,
+    netdev: Registration<Nic>,
+}
+
+/// Requests MSI-X vector `idx` of `vecs` for `handler`.
+fn request_irq<'bound, H: irq::Handler + 'static>(
+    vecs: &mut pci::IrqVectorRegistration<'bound>,
+    idx: usize,
+    name: &'static CStr,
+    handler: H,
+) -> impl PinInit<irq::Registration<'bound, H>, Error> + 'bound {
+    // SAFETY: `vecs` is the `vectors` field of `Probed`, initialised before
+    // the interrupt fields, pinned with it, and dropped after them.
+    let vecs: &'bound pci::IrqVectorRegistration<'bound> = unsafe { &*core::ptr::from_ref(vecs) };
+    pin_init::pin_init_scope(move || {
+        let req: irq::IrqRequest<'bound> = vecs.index(idx)?.into();
+        // SAFETY: the registration is a field of `Probed`, never forgotten.
+        Ok(unsafe {
+            irq::Registration::new(req, irq::Flags::TRIGGER_NONE, name, Ok::<_, Error>(handler))
+        })
+    })
+}
+
+/// Stops the device: no interrupts, no DMA. Resets it, reads its MAC
+/// address, and leaves every interrupt masked.
+fn reset(bar: &pci::Bar<'_, BAR0_SIZE>) -> [u8; 6] {
+    bar.write32(!0, EIMC);
+    bar.write32(!0, IMC);
+    bar.write32(0, RCTL);
+    bar.write32(TCTL_PSP, TCTL);
+    bar.write32(bar.read32(CTRL) | CTRL_RST, CTRL);
+    fsleep(Delta::from_millis(1));
+    bar.write32(!0, EIMC);
+    bar.write32(!0, IMC);
+    let _ = bar.read32(ICR);
+    // Nothing but our address in the filters.
+    for i in 0..128 {
+        let _ = bar.try_write32(0, MTA + 4 * i);
+        let _ = bar.try_write32(0, VFTA + 4 * i);
+    }
+    let lo = bar.read32(RAL0).to_le_bytes();
+    let hi = bar.read32(RAH0).to_le_bytes();
+    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]]
+}
+
+impl pci::Driver for IgbRs {
+    type IdInfo = ();
+    type Data<'bound> = Probed<'bound>;
+    const ID_TABLE: pci::IdTable<Self::IdInfo> = &PCI_TABLE;
+
+    fn probe<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        _info: Option<&'bound Self::IdInfo>,
+    ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
+        pin_init::pin_init_scope(move || {
+            pdev.enable_device_mem()?;
+            pdev.set_master();
+            // SAFETY: nothing allocates or maps DMA for the device yet.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
+            let mac = reset(&bar);
+            let bar = bar.into_devres()?;
+            let netdev =
+                Registration::new(pdev.as_ref(), 1, 1, &mac, Nic::new(pdev, bar), |dev| {
+                    // SAFETY: the instance is in the device's own data.
+                    unsafe { dev.data().napi.add(dev, dev.data()) };
+                    Ok(())
+                })?;
+            let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+            Ok(try_pin_init!(Probed {
+                netdev,
+                vectors: pdev.alloc_irq_vectors(2, 2, irq_types)?,
+                irq_other <- request_irq(
+                    vectors,
+                    VEC_OTHER as usize,
+                    c"igb_rs-other",
+                    OtherIrq { dev: netdev.device_ref() },
+                ),
+                irq_queue <- request_irq(
+                    vectors,
+                    VEC_QUEUE0 as usize,
+                    c"igb_rs-rxtx-0",
+                    QueueIrq { dev: netdev.device_ref() },
+                ),
+            }))
+        })
+    }
+
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        // Stop DMA before the rings go with the network device.
+        let nic = this.netdev.device().data();
+        if let Ok(bar) = nic.bar.access(pdev.as_ref()) {
+            let _ = reset(bar);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Registers and descriptor bits of the 82576 that the driver programs.
+//!
+//! Offsets and bits are those of the 82576 datasheet, as the C igb driver
+//! names them (`drivers/net/ethernet/intel/igb/e1000_regs.h`,
+//! `e1000_defines.h`, `e1000_82575.h`).
+
+/// BAR0, the register window: 128 KiB.
+pub(crate) const BAR0_SIZE: usize = 0x20000;
+
+pub(crate) const CTRL: usize = 0x0000;
+pub(crate) const STATUS: usize = 0x0008;
+pub(crate) const CTRL_EXT: usize = 0x0018;
+pub(crate) const MDIC: usize = 0x0020;
+pub(crate) const ICR: usize = 0x00c0;
+pub(crate) const IMS: usize = 0x00d0;
+pub(crate) const IMC: usize = 0x00d8;
+pub(crate) const RCTL: usize = 0x0100;
+pub(crate) const TCTL: usize = 0x0400;
+pub(crate) const GPIE: usize = 0x1514;
+pub(crate) const EIMS: usize = 0x1524;
+pub(crate) const EIMC: usize = 0x1528;
+pub(crate) const EIAC: usize = 0x152c;
+pub(crate) const EIAM: usize = 0x1530;
+pub(crate) const IVAR0: usize = 0x1700;
+pub(crate) const IVAR_MISC: usize = 0x1740;
+pub(crate) const RLPML: usize = 0x5004;
+pub(crate) const MTA: usize = 0x5200;
+pub(crate) const RAL0: usize = 0x5400;
+pub(crate) const RAH0: usize = 0x5404;
+pub(crate) const VFTA: usize = 0x5600;
+pub(crate) const MRQC: usize = 0x5818;
+
+/// Receive queue `n`'s registers (`n` < 16).
+pub(crate) const fn rxq(n: usize) -> usize {
+    0xc000 + 0x40 * n
+}
+
+/// Transmit queue `n`'s registers (`n` < 16).
+pub(crate) const fn txq(n: usize) -> usize {
+    0xe000 + 0x40 * n
+}
+
+// Offsets inside a queue's block.
+pub(crate) const Q_BAL: usize = 0x00;
+pub(crate) const Q_BAH: usize = 0x04;
+pub(crate) const Q_LEN: usize = 0x08;
+pub(crate) const Q_SRRCTL: usize = 0x0c;
+pub(crate) const Q_HEAD: usize = 0x10;
+pub(crate) const Q_TAIL: usize = 0x18;
+pub(crate) const Q_DCTL: usize = 0x28;
+
+pub(crate) const CTRL_SLU: u32 = 1 << 6;
+pub(crate) const CTRL_RST: u32 = 1 << 26;
+pub(crate) const STATUS_LU: u32 = 1 << 1;
+pub(crate) const CTRL_EXT_DRV_LOAD: u32 = 1 << 28;
+
+/// MDIC: write 0x1340 (autoneg on, restart, full duplex, 1000) to the
+/// PHY's (address 1) control register.
+pub(crate) const MDIC_RESTART_AUTONEG: u32 = (1 << 26) | (1 << 21) | 0x1340;
+pub(crate) const MDIC_READY: u32 = 1 << 28;
+
+pub(crate) const RCTL_EN: u32 = 1 << 1;
+pub(crate) const RCTL_MPE: u32 = 1 << 4;
+pub(crate) const RCTL_BAM: u32 = 1 << 15;
+pub(crate) const RCTL_SECRC: u32 = 1 << 26;
+
+pub(crate) const TCTL_EN: u32 = 1 << 1;
+pub(crate) const TCTL_PSP: u32 = 1 << 3;
+pub(crate) const TCTL_CT: u32 = 15 << 4;
+pub(crate) const TCTL_COLD: u32 = 63 << 12;
+pub(crate) const TCTL_RTLC: u32 = 1 << 24;
+
+/// SRRCTL: packet buffer size in KiB, header buffer size field, and the
+/// advanced one-buffer descriptor type.
+pub(crate) const SRRCTL_BSIZEPKT_SHIFT: u32 = 10;
+pub(crate) const SRRCTL_BSIZEHDR_256: u32 = 0x400;
+pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
+
+/// RXDCTL / TXDCTL: queue enable, and the C driver's thresholds.
+pub(crate) const RXDCTL_VALUE: u32 = 0x0201_0808;
+pub(crate) const TXDCTL_VALUE: u32 = 0x0201_0108;
+
+pub(crate) const GPIE_NSICR: u32 = 1 << 0;
+pub(crate) const GPIE_MSIX_MODE: u32 = 1 << 4;
+pub(crate) const GPIE_EIAME: u32 = 1 << 30;
+pub(crate) const GPIE_PBA: u32 = 1 << 31;
+
+pub(crate) const IVAR_VALID: u32 = 0x80;
+
+pub(crate) const ICR_LSC: u32 = 1 << 2;
+pub(crate) const IMS_OTHER: u32 = ICR_LSC | (1 << 28) | (1 << 30);
+
+/// MSI-X vectors: "other" causes (link) on 0, queue pair 0 on 1.
+pub(crate) const VEC_OTHER: u32 = 0;
+pub(crate) const VEC_QUEUE0: u32 = 1;
+
+// Advanced RX descriptor write-back, second quadword.
+pub(crate) const RXD_STAT_DD: u64 = 1 << 0;
+pub(crate) const RXD_STAT_EOP: u64 = 1 << 1;
+pub(crate) const RXD_ERR_MASK: u64 = 1 << 31;
+
+// Advanced TX data descriptor.
+pub(crate) const TXD_DTYP_DATA: u32 = 0x0030_0000;
+pub(crate) const TXD_DCMD_EOP: u32 = 1 << 24;
+pub(crate) const TXD_DCMD_IFCS: u32 = 1 << 25;
+pub(crate) const TXD_DCMD_RS: u32 = 1 << 27;
+pub(crate) const TXD_DCMD_DEXT: u32 = 1 << 29;
+pub(crate) const TXD_PAYLEN_SHIFT: u32 = 14;
+pub(crate) const TXD_STAT_DD: u32 = 1 << 0;

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network device drivers: a `net_device` carrying the driver's data, its
+//! operations (`struct net_device_ops`) and its registration.
+//!
+//! A driver implements [`Operations`] for its per-device data `T` and
+//! registers a device with [`Registration::new`], which allocates an
+//! Ethernet `net_device` whose private area holds `T`. Callbacks get a
+//! [`Device<T>`], which gives the `NetDevice` and `&T`. Dropping the
+//! registration unregisters the device (stopping it first if it is up),
+//! then drops `T` and frees the device.
+//!
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
+
+use crate::{
+    device::{
+        Bound,
+        Device as GenericDevice, //
+    },
+    error::{
+        from_result,
+        to_result, //
+    },
+    net::{
+        netdev::NetDevice,
+        skbuff::SkBuff, //
+    },
+    prelude::*,
+    sync::aref::{
+        ARef,
+        AlwaysRefCounted, //
+    },
+};
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
+
+/// What `ndo_start_xmit` answers (`netdev_tx_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    /// The packet was taken (sent, queued or dropped).
+    Ok,
+    /// The ring is full; the stack keeps the packet and retries. The driver
+    /// must have stopped the queue.
+    Busy,
+}
+
+/// Counters reported by `ndo_get_stats64` (`struct rtnl_link_stats64`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats64 {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Packets sent.
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Received packets dropped by the driver.
+    pub rx_dropped: u64,
+    /// Packets to send dropped by the driver.
+    pub tx_dropped: u64,
+    /// Receive errors.
+    pub rx_errors: u64,
+    /// Packets the device missed for lack of buffers.
+    pub rx_missed_errors: u64,
+}
+
+/// The operations of a network device driver whose per-device data is
+/// `Self`.
+#[vtable]
+pub trait Operations: Sized + Send + Sync + 'static {
+    /// Brings the device up (`ndo_open`), under RTNL.
+    fn open(dev: &Device<Self>) -> Result;
+
+    /// Takes the device down (`ndo_stop`), under RTNL.
+    fn stop(dev: &Device<Self>) -> Result;
+
+    /// Sends `skb` (`ndo_start_xmit`), with the transmit queue's lock held
+    /// and bottom halves off.
+    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus;
+
+    /// Fills in counters (`ndo_get_stats64`).
+    fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Applies the receive filters (`ndo_set_rx_mode`): promiscuous,
+    /// all-multicast, the address lists. Atomic context.
+    fn set_rx_mode(_dev: &Device<Self>) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// A network device whose private area holds a `T`.
+///
+/// # Invariants
+///
+/// The device was allocated by [`Registration::new`] for this `T`, whose
+/// private area holds an initialised `T`.
+#[repr(transparent)]
+pub struct Device<T>(NetDevice, PhantomData<T>);
+
+// SAFETY: as for `NetDevice`; `T` is `Send + Sync` where it is used.
+unsafe impl<T: Send + Sync> Send for Device<T> {}
+
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for Device<T> {}
+
+// SAFETY: the references of a `NetDevice`; the type parameter only names
+// the private data.
+unsafe impl<T: Send + Sync> AlwaysRefCounted for Device<T> {
+    fn inc_ref(&self) {
+        self.0.inc_ref();
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: transparent wrapper; the caller gives up a reference.
+        unsafe { NetDevice::dec_ref(obj.cast()) }
+    }
+}
+
+impl<T> Device<T> {
+    /// The device at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` was allocated by [`Registration::new`] for this `T` and stays
+    /// allocated for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: transparent over `NetDevice`, itself over the C struct.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// The driver's data.
+    pub fn data(&self) -> &T {
+        // SAFETY: the private area holds an initialised `T` (type
+        // invariant), as long as the device.
+        unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
+    }
+
+    /// Tells the stack the link is up (`netif_carrier_on`).
+    pub fn carrier_on(&self) {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_carrier_on(self.0.as_raw()) }
+    }
+
+    /// Tells the stack the link is down (`netif_carrier_off`).
+    pub fn carrier_off(&self) {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_carrier_off(self.0.as_raw()) }
+    }
+
+    /// Whether the stack believes the link is up (`netif_carrier_ok`).
+    pub fn carrier_ok(&self) -> bool {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_carrier_ok(self.0.as_raw()) }
+    }
+
+    /// Lets the stack send on every transmit queue
+    /// (`netif_tx_start_all_queues`).
+    pub fn start_all_queues(&self) {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_tx_start_all_queues(self.0.as_raw()) }
+    }
+
+    /// Stops every transmit queue (`netif_tx_stop_all_queues`).
+    pub fn stop_all_queues(&self) {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_tx_stop_all_queues(self.0.as_raw()) }
+    }
+
+    /// Stops transmit queue `idx` (`netif_stop_subqueue`): its ring is full.
+    pub fn stop_queue(&self, idx: u16) {
+        // The C function does not check the index.
+        if u32::from(idx) < self.real_num_tx_queues() {
+            // SAFETY: a queue of the device.
+            unsafe { bindings::netif_stop_subqueue(self.0.as_raw(), idx) }
+        }
+    }
+
+    /// Wakes transmit queue `idx` (`netif_wake_subqueue`).
+    pub fn wake_queue(&self, idx: u16) {
+        if u32::from(idx) < self.real_num_tx_queues() {
+            // SAFETY: a queue of the device.
+            unsafe { bindings::netif_wake_subqueue(self.0.as_raw(), idx) }
+        }
+    }
+
+    /// Whether transmit queue `idx` is stopped
+    /// (`__netif_subqueue_stopped`).
+    pub fn queue_stopped(&self, idx: u16) -> bool {
+        u32::from(idx) < self.real_num_tx_queues()
+            // SAFETY: a queue of the device.
+            && unsafe { bindings::__netif_subqueue_stopped(self.0.as_raw(), idx) }
+    }
+
+    /// The number of transmit queues in use.
+    pub fn real_num_tx_queues(&self) -> u32 {
+        // SAFETY: a live device; the field is read as C reads it.
+        unsafe { (*self.0.as_raw()).real_num_tx_queues }
+    }
+}
+
+impl<T> core::ops::Deref for Device<T> {
+    type Target = NetDevice;
+
+    fn deref(&self) -> &NetDevice {
+        &self.0
+    }
+}
+
+/// Builds the C ops table of an [`Operations`] implementation.
+struct Adapter<T: Operations>(PhantomData<T>);
+
+impl<T: Operations> Adapter<T> {
+    const OPS: bindings::net_device_ops = bindings::net_device_ops {
+        ndo_open: Some(Self::open),
+        ndo_stop: Some(Self::stop),
+        ndo_start_xmit: Some(Self::start_xmit),
+        ndo_get_stats64: if T::HAS_GET_STATS64 {
+            Some(Self::get_stats64)
+        } else {
+            None
+        },
+        ndo_set_rx_mode: if T::HAS_SET_RX_MODE {
+            Some(Self::set_rx_mode)
+        } else {
+            None
+        },
+        ndo_set_mac_address: Some(bindings::eth_mac_addr),
+        ndo_validate_addr: Some(bindings::eth_validate_addr),
+        // SAFETY: all-zero is a valid ops table: every op absent.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The table, in read-only data.
+    const OPS_REF: &'static bindings::net_device_ops = &Self::OPS;
+
+    /// # Safety
+    ///
+    /// `dev` is a device registered by [`Registration::new`] for `T`.
+    unsafe fn dev<'a>(dev: *mut bindings::net_device) -> &'a Device<T> {
+        // SAFETY: per the caller.
+        unsafe { Device::from_raw(dev) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`.
+    unsafe extern "C" fn open(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: per this function's contract.
+        from_result(|| T::open(unsafe { Self::dev(dev) }).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`.
+    unsafe extern "C" fn stop(dev: *mut bindings::net_device) -> c_int {
+        // SAFETY: per this function's contract.
+        from_result(|| T::stop(unsafe { Self::dev(dev) }).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`, with a buffer the driver now owns.
+    unsafe extern "C" fn start_xmit(
+        skb: *mut bindings::sk_buff,
+        dev: *mut bindings::net_device,
+    ) -> bindings::netdev_tx_t {
+        // SAFETY: per this function's contract.
+        let (dev, skb) = unsafe { (Self::dev(dev), SkBuff::from_raw(skb)) };
+        match T::start_xmit(dev, skb) {
+            TxStatus::Ok => bindings::netdev_tx_NETDEV_TX_OK,
+            TxStatus::Busy => bindings::netdev_tx_NETDEV_TX_BUSY,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`, with `stats` writable.
+    unsafe extern "C" fn get_stats64(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::rtnl_link_stats64,
+    ) {
+        let mut s = Stats64::default();
+        // SAFETY: per this function's contract.
+        T::get_stats64(unsafe { Self::dev(dev) }, &mut s);
+        // SAFETY: writable per this function's contract.
+        let out = unsafe { &mut *stats };
+        out.rx_packets = s.rx_packets;
+        out.rx_bytes = s.rx_bytes;
+        out.tx_packets = s.tx_packets;
+        out.tx_bytes = s.tx_bytes;
+        out.rx_dropped = s.rx_dropped;
+        out.tx_dropped = s.tx_dropped;
+        out.rx_errors = s.rx_errors;
+        out.rx_missed_errors = s.rx_missed_errors;
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`.
+    unsafe extern "C" fn set_rx_mode(dev: *mut bindings::net_device) {
+        // SAFETY: per this function's contract.
+        T::set_rx_mode(unsafe { Self::dev(dev) });
+    }
+}
+
+/// A registered network device with driver data `T`.
+///
+/// # Invariants
+///
+/// `dev` was allocated for `T`, holds an initialised `T`, and is
+/// registered.
+pub struct Registration<T: Operations> {
+    dev: NonNull<bindings::net_device>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the registration may be dropped on any thread (process context).
+unsafe impl<T: Operations> Send for Registration<T> {}
+
+// SAFETY: `&Registration` only gives `&Device<T>`.
+unsafe impl<T: Operations> Sync for Registration<T> {}
+
+impl<T: Operations> Registration<T> {
+    /// Allocates an Ethernet device with `txqs` transmit and `rxqs`
+    /// receive queues and MAC address `mac` for hardware `parent`,
+    /// initialises its data with `data`, and registers it
+    /// (`alloc_etherdev_mqs`, `register_netdev`). `setup` runs on the device
+    /// before registration, to set features and limits.
+    pub fn new(
+        parent: &GenericDevice<Bound>,
+        txqs: u32,
+        rxqs: u32,
+        mac: &[u8; 6],
+        data: impl PinInit<T, Error>,
+        setup: impl FnOnce(&Device<T>) -> Result,
+    ) -> Result<Self> {
+        const { assert!(core::mem::align_of::<T>() <= bindings::NETDEV_ALIGN as usize) };
+        let size = c_int::try_from(core::mem::size_of::<T>()).map_err(|_| EINVAL)?;
+        // SAFETY: no requirements.
+        let dev = unsafe { bindings::alloc_etherdev_mqs(size, txqs, rxqs) };
+        let dev = NonNull::new(dev).ok_or(ENOMEM)?;
+        // SAFETY: the private area is `size` bytes, aligned to
+        // `NETDEV_ALIGN` (checked above against `T`).
+        let slot = unsafe { bindings::netdev_priv(dev.as_ptr()) }.cast::<T>();
+        // SAFETY: `slot` is valid for a `T` and stays put with the device.
+        if let Err(e) = unsafe { data.__init(slot) } {
+            // SAFETY: allocated above, never registered.
+            unsafe { bindings::free_netdev(dev.as_ptr()) };
+            return Err(e);
+        }
+        // From here on, dropping `guard` drops `T` and frees the device.
+        let guard = Unregistered::<T>(dev, PhantomData);
+        // SAFETY: the device is ours; `parent` outlives its registration
+        // (the driver drops the registration before unbinding).
+        unsafe {
+            let raw = dev.as_ptr();
+            (*raw).dev.parent = parent.as_raw();
+            (*raw).netdev_ops = Adapter::<T>::OPS_REF;
+            bindings::eth_hw_addr_set(raw, mac.as_ptr());
+        }
+        // SAFETY: allocated for `T` with an initialised `T`.
+        setup(unsafe { Device::from_raw(dev.as_ptr()) })?;
+        // SAFETY: a fully set up device.
+        to_result(unsafe { bindings::register_netdev(dev.as_ptr()) })?;
+        core::mem::forget(guard);
+        // INVARIANT: registered just above.
+        Ok(Self {
+            dev,
+            _t: PhantomData,
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Device<T> {
+        // SAFETY: allocated for `T` (type invariant), alive while `self` is.
+        unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+
+    /// A counted reference to the device, for an interrupt handler or a
+    /// work item. The registration must outlive it being used: dropping it
+    /// waits for every reference to go (`netdev_wait_allrefs`).
+    pub fn device_ref(&self) -> ARef<Device<T>> {
+        self.device().into()
+    }
+}
+
+impl<T: Operations> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); stops the device first if
+        // it is up.
+        unsafe { bindings::unregister_netdev(self.dev.as_ptr()) };
+        drop(Unregistered::<T>(self.dev, PhantomData));
+    }
+}
+
+/// A device allocated for `T`, holding an initialised `T`, not registered:
+/// dropping it drops `T` and frees the device.
+struct Unregistered<T>(NonNull<bindings::net_device>, PhantomData<T>);
+
+impl<T> Drop for Unregistered<T> {
+    fn drop(&mut self) {
+        // SAFETY: the private area holds an initialised `T`, used by no one
+        // now that the device is not registered.
+        unsafe {
+            core::ptr::drop_in_place(bindings::netdev_priv(self.0.as_ptr()).cast::<T>());
+            bindings::free_netdev(self.0.as_ptr());
+        }
+    }
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! NAPI: a driver's polled receive and transmit-completion work.
+//!
+//! A [`Napi`] is embedded, pinned, in the object that owns a queue's state
+//! (the owner, `T`), and polls it through [`Poll::poll`]. It is added to a
+//! device with [`Napi::add`] and removed when dropped; [`Napi::enable`] and
+//! [`Napi::disable`] bracket the time the device is up.
+//!
+//! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
+
+use crate::{
+    net::{
+        netdev::NetDevice,
+        skbuff::SkBuff, //
+    },
+    prelude::*,
+    types::Opaque, //
+};
+use core::{
+    cell::Cell,
+    marker::PhantomPinned, //
+};
+
+/// What a NAPI instance polls.
+pub trait Poll: Sized + Sync {
+    /// Does up to `budget` units of receive work; returns how many it did.
+    /// Returning less than `budget` means the work is done: the owner calls
+    /// [`Napi::complete_done`] and re-enables its interrupt.
+    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32;
+}
+
+/// A NAPI instance (`struct napi_struct`) polling an owner `T`.
+///
+/// # Invariants
+///
+/// `owner` is null until [`Napi::add`], then points to the object the
+/// `Napi` is embedded in, which it is removed from (on drop) before that
+/// object goes.
+#[repr(C)]
+#[pin_data(PinnedDrop)]
+pub struct Napi<T: Poll> {
+    #[pin]
+    raw: Opaque<bindings::napi_struct>,
+    owner: Cell<*const T>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the NAPI core serialises polls; the other methods are callable
+// from any context the C API allows.
+unsafe impl<T: Poll> Send for Napi<T> {}
+
+// SAFETY: as above; `owner` is only written by `add`, under `Pin<&mut>`
+// before the instance is live.
+unsafe impl<T: Poll> Sync for Napi<T> {}
+
+impl<T: Poll> Napi<T> {
+    /// A NAPI instance, not yet added to a device.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            raw <- Opaque::zeroed(),
+            owner: Cell::new(core::ptr::null()),
+            _pin: PhantomPinned,
+        })
+    }
+
+    fn as_raw(&self) -> *mut bindings::napi_struct {
+        self.raw.get()
+    }
+
+    /// Adds the instance to `dev`, polling `owner` (`netif_napi_add`).
+    ///
+    /// # Safety
+    ///
+    /// `owner` is the object this `Napi` is embedded in, and `dev` outlives
+    /// it.
+    pub unsafe fn add(&self, dev: &NetDevice, owner: &T) {
+        self.owner.set(owner);
+        // SAFETY: the instance is pinned, zeroed and not yet added; `dev`
+        // is a live device; the poll function matches.
+        unsafe { bindings::netif_napi_add(dev.as_raw(), self.as_raw(), Some(Self::poll_callback)) }
+    }
+
+    /// The device the instance was added to.
+    pub fn dev(&self) -> &NetDevice {
+        // SAFETY: set by `netif_napi_add` and kept while the instance is
+        // added, which it is whenever it polls (the only time a driver
+        // reaches it through its owner); the device outlives it.
+        unsafe { NetDevice::from_raw((*self.as_raw()).dev) }
+    }
+
+    /// Lets the instance be scheduled (`napi_enable`).
+    pub fn enable(&self) {
+        // SAFETY: the instance was added (the owner calls this after `add`).
+        unsafe { bindings::napi_enable(self.as_raw()) }
+    }
+
+    /// Stops the instance and waits for a poll under way (`napi_disable`).
+    /// May sleep.
+    pub fn disable(&self) {
+        // SAFETY: as for `enable`.
+        unsafe { bindings::napi_disable(self.as_raw()) }
+    }
+
+    /// Schedules a poll (`napi_schedule`), from the interrupt handler.
+    pub fn schedule(&self) -> bool {
+        // SAFETY: the instance was added.
+        unsafe { bindings::napi_schedule(self.as_raw()) }
+    }
+
+    /// Ends polling after `work_done` units (`napi_complete_done`); `false`
+    /// when the instance stays scheduled, and the interrupt must stay off.
+    pub fn complete_done(&self, work_done: i32) -> bool {
+        // SAFETY: called from this instance's poll.
+        unsafe { bindings::napi_complete_done(self.as_raw(), work_done) }
+    }
+
+    /// Hands a received packet to the stack through GRO
+    /// (`napi_gro_receive`).
+    pub fn gro_receive(&self, skb: SkBuff) {
+        // SAFETY: called from this instance's poll; the buffer is given up.
+        unsafe { bindings::napi_gro_receive(self.as_raw(), skb.into_raw()) };
+    }
+
+    /// A buffer of `len` bytes for a received packet, with headroom
+    /// (`napi_alloc_skb`); `None` without memory.
+    pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
+        // SAFETY: called from this instance's poll.
+        let skb = unsafe { bindings::napi_alloc_skb(self.as_raw(), len) };
+        // SAFETY: a new buffer, ours.
+        (!skb.is_null()).then(|| unsafe { SkBuff::from_raw(skb) })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the NAPI core for an instance added by [`Napi::add`].
+    unsafe extern "C" fn poll_callback(napi: *mut bindings::napi_struct, budget: c_int) -> c_int {
+        // SAFETY: `napi` is the `raw` field, at offset 0 of a `#[repr(C)]`
+        // `Napi<T>`, which this callback was registered for.
+        let this = unsafe { &*napi.cast::<Self>() };
+        // SAFETY: set by `add` before the instance could be scheduled, and
+        // alive until the instance is removed (type invariant).
+        let owner = unsafe { &*this.owner.get() };
+        T::poll(owner, this, budget)
+    }
+}
+
+#[pinned_drop]
+impl<T: Poll> PinnedDrop for Napi<T> {
+    fn drop(self: Pin<&mut Self>) {
+        if !self.owner.get().is_null() {
+            // SAFETY: added, so it is on its device's list; the owner
+            // disabled it before letting it go.
+            unsafe { bindings::netif_napi_del(self.as_raw()) };
+        }
+    }
+}

@@ -18,10 +18,14 @@ TAP on stdout.
 """
 
 import ast
+import ctypes
 import errno
+import fcntl
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -46,6 +50,7 @@ def stage_cli():
 
 
 CLI, SPEC = stage_cli()
+NOT_DMABUF = os.open('/dev/null', os.O_RDONLY)
 sys.path.insert(0, os.path.dirname(CLI))
 # pylint: disable=wrong-import-position,import-error
 from lib import YnlFamily, NlError  # noqa: E402
@@ -56,6 +61,57 @@ NO_DEV = 1 << 20    # an ifindex nothing has
 def ifindex(name):
     with open(f'/sys/class/net/{name}/ifindex', encoding='ascii') as f:
         return int(f.read())
+
+
+def udmabuf(pages):
+    """A dma-buf of `pages` pages from /dev/udmabuf; returns its fd."""
+    memfd = os.memfd_create('devmem-bind', os.MFD_ALLOW_SEALING)
+    os.ftruncate(memfd, pages * PAGE_SIZE)
+    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+    dev = os.open('/dev/udmabuf', os.O_RDWR)
+    try:
+        # UDMABUF_CREATE = _IOW('u', 0x42, struct udmabuf_create), 24 bytes:
+        # u32 memfd, u32 flags, u64 offset, u64 size.
+        arg = struct.pack('=IIQQ', memfd, 0, 0, pages * PAGE_SIZE)
+        return _udmabuf_create(dev, arg)
+    finally:
+        os.close(dev)
+        os.close(memfd)
+
+
+def _udmabuf_create(dev, arg):
+    """The ioctl's return value is the new fd (fcntl.ioctl would return the
+    argument buffer instead)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(arg, len(arg))
+    fd = libc.ioctl(dev, ctypes.c_ulong(0x40187542), buf)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), 'UDMABUF_CREATE')
+    return fd
+
+
+def without_dma_addr(text):
+    """A DMA address differs from boot to boot."""
+    return re.sub(r'addr=0x[0-9a-f]+', 'addr=0x<dma>', text)
+
+
+def misaligned_msg(length, niov_size):
+    """The C core's message for a misaligned segment, as user space gets it:
+    NL_SET_ERR_MSG_FMT keeps 79 characters (of a 64-bit %pad address)."""
+    full = (f'dmabuf sg entry (addr=0x{0:016x}, len={length}) '
+            f'not aligned to niov size {niov_size}')
+    return without_dma_addr(full[:79])
+
+
+def closed_fd():
+    """A file descriptor number that is not open, and that nothing this
+    process opens later will get (fds are handed out lowest first)."""
+    fd = 999
+    try:
+        os.fstat(fd)
+    except OSError:
+        return fd
+    raise RuntimeError(f'fd {fd} is open')
 
 
 def queues(*ids):
@@ -135,7 +191,12 @@ def netdevsim(nqueues):
     return ifindex(name)
 
 
+ONE_PAGE = PAGES_16 = None
+
+
 def scenarios():
+    global ONE_PAGE, PAGES_16  # pylint: disable=global-statement
+    ONE_PAGE, PAGES_16 = udmabuf(1), udmabuf(16)
     dut = ifindex(NETIF)
     lo = ifindex('lo')
     nsim = netdevsim(4)
@@ -173,12 +234,24 @@ def scenarios():
         ('bind-rx on a device that does not exist', 'bind-rx',
          {'ifindex': NO_DEV, 'fd': 0, 'queues': queues(0)},
          expect(errno.ENODEV)),
-        ('bind-rx on a device without the queue API', 'bind-rx',
-         {'ifindex': dut, 'fd': 0, 'queues': queues(0)},
-         expect(errno.EOPNOTSUPP, **{'bad-attr': '.ifindex'})),
         ('bind-rx on loopback', 'bind-rx',
          {'ifindex': lo, 'fd': 0, 'queues': queues(0)},
          expect(errno.EOPNOTSUPP, **{'bad-attr': '.ifindex'})),
+        # The device under test has the queue API and a DMA device: the
+        # dma-buf is imported, mapped and carved before any queue changes.
+        ('bind-rx with an fd that is not a dma-buf', 'bind-rx',
+         {'ifindex': dut, 'fd': NOT_DMABUF, 'queues': queues(0)},
+         expect(errno.EINVAL)),
+        ('bind-rx with a closed fd', 'bind-rx',
+         {'ifindex': dut, 'fd': closed_fd(), 'queues': queues(0)},
+         expect(errno.EBADF)),
+        ('bind-rx with segments not aligned to rx-page-size', 'bind-rx',
+         {'ifindex': dut, 'fd': ONE_PAGE, 'queues': queues(0),
+          'rx-page-size': 4 * PAGE_SIZE},
+         expect(errno.EINVAL, misaligned_msg(PAGE_SIZE, 4 * PAGE_SIZE))),
+        ('bind-rx with tcp-data-split off', 'bind-rx',
+         {'ifindex': dut, 'fd': PAGES_16, 'queues': queues(0)},
+         expect(errno.EINVAL, 'tcp-data-split is disabled')),
         ('bind-tx on a device that does not exist', 'bind-tx',
          {'ifindex': NO_DEV, 'fd': 0},
          expect(errno.ENODEV)),
@@ -234,6 +307,7 @@ def main():
                 rc, got = run_ynl(op, attrs)
         except subprocess.TimeoutExpired:
             rc, got = -1, 'timed out'
+        got = without_dma_addr(got)
         print(f'# {name}: {got}')
         parsed = parse_line(got)
         if parsed:

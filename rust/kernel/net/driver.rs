@@ -94,6 +94,152 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 }
 
+/// Restarting one receive queue at a time (`struct netdev_queue_mgmt_ops`),
+/// which memory providers need: the core allocates a queue's new memory,
+/// stops the queue, starts it with the new memory and frees the old.
+///
+/// Callbacks run with the device's instance lock held.
+pub trait QueueMgmt: Operations {
+    /// Everything one receive queue owns (ring, buffers, page pools).
+    type RxQueueMem: Send;
+
+    /// Allocates memory for receive queue `idx` as its configuration and
+    /// memory provider ask now. The queue keeps running on its old memory.
+    fn rx_mem_alloc(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
+
+    /// Stops receive queue `idx` and gives up its memory.
+    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
+
+    /// Starts receive queue `idx` on `mem`; on failure, hands `mem` back.
+    fn rx_start(
+        dev: &Device<Self>,
+        mem: Self::RxQueueMem,
+        idx: u32,
+    ) -> Result<(), (Error, Self::RxQueueMem)>;
+}
+
+/// What the core's per-queue memory area holds: queue memory or nothing.
+/// All zeroes (as the core allocates it) is the empty state.
+#[repr(C)]
+struct QueueMemSlot<M> {
+    full: bool,
+    mem: core::mem::MaybeUninit<M>,
+}
+
+impl<M> QueueMemSlot<M> {
+    /// # Safety
+    ///
+    /// `ptr` is a per-queue memory area of the core, of this size, zeroed
+    /// or written only through these functions.
+    unsafe fn from_raw<'a>(ptr: *mut c_void) -> &'a mut Self {
+        // SAFETY: per the caller; `kvzalloc` memory is suitably aligned.
+        unsafe { &mut *ptr.cast::<Self>() }
+    }
+
+    fn put(&mut self, mem: M) {
+        if self.full {
+            // SAFETY: `full` says `mem` is initialised.
+            unsafe { self.mem.assume_init_drop() };
+        }
+        self.mem.write(mem);
+        self.full = true;
+    }
+
+    fn take(&mut self) -> Option<M> {
+        if !self.full {
+            return None;
+        }
+        self.full = false;
+        // SAFETY: `full` said `mem` is initialised; it is marked empty now.
+        Some(unsafe { self.mem.assume_init_read() })
+    }
+}
+
+/// Builds the C queue management ops of a [`QueueMgmt`] implementation.
+struct QueueAdapter<T: QueueMgmt>(PhantomData<T>);
+
+impl<T: QueueMgmt> QueueAdapter<T> {
+    const OPS: bindings::netdev_queue_mgmt_ops = bindings::netdev_queue_mgmt_ops {
+        ndo_queue_mem_size: core::mem::size_of::<QueueMemSlot<T::RxQueueMem>>(),
+        ndo_queue_mem_alloc: Some(Self::mem_alloc),
+        ndo_queue_mem_free: Some(Self::mem_free),
+        ndo_queue_start: Some(Self::start),
+        ndo_queue_stop: Some(Self::stop),
+        // SAFETY: all-zero is valid for the remaining fields: no op, no
+        // parameters.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    const OPS_REF: &'static bindings::netdev_queue_mgmt_ops = &Self::OPS;
+
+    /// # Safety
+    ///
+    /// Called by the core, under the instance lock of a device registered
+    /// for `T`, with a per-queue memory area of `ndo_queue_mem_size`.
+    unsafe extern "C" fn mem_alloc(
+        dev: *mut bindings::net_device,
+        _qcfg: *mut bindings::netdev_queue_config,
+        mem: *mut c_void,
+        idx: c_int,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        from_result(|| {
+            let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
+            slot.put(T::rx_mem_alloc(dev, idx)?);
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `mem_alloc`.
+    unsafe extern "C" fn mem_free(_dev: *mut bindings::net_device, mem: *mut c_void) {
+        // SAFETY: per this function's contract.
+        drop(unsafe { QueueMemSlot::<T::RxQueueMem>::from_raw(mem) }.take());
+    }
+
+    /// # Safety
+    ///
+    /// As for `mem_alloc`.
+    unsafe extern "C" fn start(
+        dev: *mut bindings::net_device,
+        _qcfg: *mut bindings::netdev_queue_config,
+        mem: *mut c_void,
+        idx: c_int,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        from_result(|| {
+            let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
+            let m = slot.take().ok_or(EINVAL)?;
+            // On failure the memory goes back to the core, which frees it.
+            T::rx_start(dev, m, idx).map_err(|(e, m)| {
+                slot.put(m);
+                e
+            })?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `mem_alloc`.
+    unsafe extern "C" fn stop(
+        dev: *mut bindings::net_device,
+        mem: *mut c_void,
+        idx: c_int,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        from_result(|| {
+            let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
+            slot.put(T::rx_stop(dev, idx)?);
+            Ok(0)
+        })
+    }
+}
+
 /// A network device whose private area holds a `T`.
 ///
 /// # Invariants
@@ -195,6 +341,21 @@ impl<T> Device<T> {
         u32::from(idx) < self.real_num_tx_queues()
             // SAFETY: a queue of the device.
             && unsafe { bindings::__netif_subqueue_stopped(self.0.as_raw(), idx) }
+    }
+
+    /// Gives the device the queue management API of `T`.
+    ///
+    /// # Safety
+    ///
+    /// The device is not registered yet (call it from the `setup` of
+    /// [`Registration::new`]).
+    pub unsafe fn set_queue_mgmt(&self)
+    where
+        T: QueueMgmt,
+    {
+        // SAFETY: not registered, per the caller: no one reads the field
+        // concurrently.
+        unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
     }
 
     /// The number of transmit queues in use.

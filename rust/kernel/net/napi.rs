@@ -103,6 +103,30 @@ impl<T: Poll> Napi<T> {
         unsafe { bindings::napi_disable(self.as_raw()) }
     }
 
+    /// As [`Napi::enable`], with the device's instance lock held
+    /// (`napi_enable_locked`): in the callbacks of a device with the queue
+    /// management API, which the core calls under that lock.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the instance lock of the device the instance was
+    /// added to.
+    pub unsafe fn enable_locked(&self) {
+        // SAFETY: added, and the lock is held per the caller.
+        unsafe { bindings::napi_enable_locked(self.as_raw()) }
+    }
+
+    /// As [`Napi::disable`], with the device's instance lock held
+    /// (`napi_disable_locked`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Napi::enable_locked`].
+    pub unsafe fn disable_locked(&self) {
+        // SAFETY: added, and the lock is held per the caller.
+        unsafe { bindings::napi_disable_locked(self.as_raw()) }
+    }
+
     /// Schedules a poll (`napi_schedule`), from the interrupt handler.
     pub fn schedule(&self) -> bool {
         // SAFETY: the instance was added.

@@ -27,6 +27,7 @@ use kernel::{
         driver::{
             Device,
             Operations,
+            QueueMgmt,
             Registration,
             Stats64,
             TxStatus, //
@@ -91,11 +92,13 @@ struct IgbRs;
 /// NAPI, counters.
 #[pin_data]
 pub(crate) struct Nic {
+    pdev: ARef<pci::Device>,
     bar: pci::DevresBar<BAR0_SIZE>,
     #[pin]
     napi: Napi<Nic>,
+    /// The receive ring; `None` while the queue is stopped for a restart.
     #[pin]
-    rx: SpinLock<RxRing>,
+    rx: SpinLock<Option<RxRing>>,
     #[pin]
     tx: SpinLock<TxRing>,
     rx_packets: Atomic<u64>,
@@ -114,7 +117,7 @@ impl Nic {
         try_pin_init!(Self {
             bar,
             napi <- Napi::new(),
-            rx <- new_spinlock!(RxRing::new(pdev.as_ref())?),
+            rx <- new_spinlock!(Some(RxRing::new(pdev.as_ref())?)),
             tx <- new_spinlock!(TxRing::new(pdev.as_ref())?),
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
@@ -122,7 +125,18 @@ impl Nic {
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
+            // Last: the field shadows the parameter in what follows it.
+            pdev: pdev.into(),
         })
+    }
+
+    /// The PCI device, bound.
+    fn bound(&self) -> &kernel::device::Device<kernel::device::Bound> {
+        let dev: &kernel::device::Device = self.pdev.as_ref();
+        // SAFETY: the network device this is the data of is registered only
+        // while the driver is bound (`Probed` unregisters it on unbind), and
+        // every caller runs from one of its callbacks.
+        unsafe { dev.as_bound() }
     }
 
     /// Writes register `reg`; nothing once the device is gone.
@@ -187,17 +201,28 @@ impl Nic {
         self.wr(tq + Q_DCTL, TXDCTL_VALUE);
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
-        // Receive: 2 KiB buffers, advanced one-buffer descriptors.
+        // Receive.
+        {
+            let mut rx = self.rx.lock();
+            let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
+            self.start_rx_ring(ring)?;
+        }
+        self.wr(RLPML, 1522);
+        // All multicast until the driver has receive filters.
+        self.wr(RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_MPE);
+        Ok(())
+    }
+
+    /// Points receive queue 0 at `ring` (2 KiB buffers, advanced one-buffer
+    /// descriptors), gives it every buffer and enables it.
+    fn start_rx_ring(&self, ring: &mut RxRing) -> Result {
         let rq = rxq(0);
         self.wr(rq + Q_DCTL, 0);
-        let tail = {
-            let mut rx = self.rx.lock();
-            let base = rx.dma_address();
-            // CAST: the halves of a 64-bit address.
-            self.wr(rq + Q_BAL, base as u32);
-            self.wr(rq + Q_BAH, (base >> 32) as u32);
-            rx.fill()?
-        };
+        let base = ring.dma_address();
+        // CAST: the halves of a 64-bit address.
+        self.wr(rq + Q_BAL, base as u32);
+        self.wr(rq + Q_BAH, (base >> 32) as u32);
+        let tail = ring.fill()?;
         // CAST: 4 KiB.
         self.wr(rq + Q_LEN, (RING_SIZE * 16) as u32);
         // CAST: 2.
@@ -209,9 +234,6 @@ impl Nic {
         self.wr(rq + Q_HEAD, 0);
         self.wr(rq + Q_TAIL, 0);
         self.wr(rq + Q_DCTL, RXDCTL_VALUE);
-        self.wr(RLPML, 1522);
-        // All multicast until the driver has receive filters.
-        self.wr(RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_MPE);
         self.wr(rq + Q_TAIL, tail);
         Ok(())
     }
@@ -250,7 +272,10 @@ impl Poll for Nic {
         // SAFETY: the NAPI instance was added to this driver's device.
         let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
         this.clean_tx(dev);
-        let (done, tail) = this.rx.lock().poll(napi, budget);
+        let (done, tail) = match &mut *this.rx.lock() {
+            Some(ring) => ring.poll(napi, budget),
+            None => Default::default(),
+        };
         if let Some(tail) = tail {
             this.wr(rxq(0) + Q_TAIL, tail);
         }
@@ -272,7 +297,9 @@ impl Operations for Nic {
         let nic = dev.data();
         dev.carrier_off();
         nic.configure()?;
-        nic.napi.enable();
+        // SAFETY: the core holds the instance lock around the ops of a
+        // device with the queue management API.
+        unsafe { nic.napi.enable_locked() };
         nic.irq_enable();
         nic.start_link();
         if nic.link_up() {
@@ -287,7 +314,9 @@ impl Operations for Nic {
         dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
-        nic.napi.disable();
+        // SAFETY: the core holds the instance lock around the ops of a
+        // device with the queue management API.
+        unsafe { nic.napi.disable_locked() };
         nic.quiesce();
         Ok(())
     }
@@ -329,6 +358,50 @@ impl Operations for Nic {
         stats.tx_packets = nic.tx_packets.load(Relaxed);
         stats.tx_bytes = nic.tx_bytes.load(Relaxed);
         stats.tx_dropped = nic.tx_dropped.load(Relaxed);
+    }
+}
+
+impl QueueMgmt for Nic {
+    type RxQueueMem = RxRing;
+
+    fn rx_mem_alloc(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
+        if idx != 0 {
+            return Err(EINVAL);
+        }
+        RxRing::new(dev.data().bound())
+    }
+
+    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
+        let nic = dev.data();
+        if idx != 0 {
+            return Err(EINVAL);
+        }
+        nic.wr(rxq(0) + Q_DCTL, 0);
+        // SAFETY: the core holds the instance lock around the ops of a
+        // device with the queue management API.
+        unsafe { nic.napi.disable_locked() };
+        let ring = nic.rx.lock().take();
+        ring.ok_or_else(|| {
+            // SAFETY: the core holds the instance lock around the ops of a
+            // device with the queue management API.
+            unsafe { nic.napi.enable_locked() };
+            EINVAL
+        })
+    }
+
+    fn rx_start(dev: &Device<Self>, mut ring: RxRing, idx: u32) -> Result<(), (Error, RxRing)> {
+        let nic = dev.data();
+        if idx != 0 {
+            return Err((EINVAL, ring));
+        }
+        if let Err(e) = nic.start_rx_ring(&mut ring) {
+            return Err((e, ring));
+        }
+        *nic.rx.lock() = Some(ring);
+        // SAFETY: the core holds the instance lock around the ops of a
+        // device with the queue management API.
+        unsafe { nic.napi.enable_locked() };
+        Ok(())
     }
 }
 
@@ -442,8 +515,12 @@ impl pci::Driver for IgbRs {
             let bar = bar.into_devres()?;
             let netdev =
                 Registration::new(pdev.as_ref(), 1, 1, &mac, Nic::new(pdev, bar), |dev| {
-                    // SAFETY: the instance is in the device's own data.
-                    unsafe { dev.data().napi.add(dev, dev.data()) };
+                    // SAFETY: the instance is in the device's own data; the
+                    // device is not registered yet.
+                    unsafe {
+                        dev.data().napi.add(dev, dev.data());
+                        dev.set_queue_mgmt();
+                    }
                     Ok(())
                 })?;
             let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);

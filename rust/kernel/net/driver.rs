@@ -358,6 +358,20 @@ impl<T> Device<T> {
         unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
     }
 
+    /// Gives the device the ethtool operations of `T`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_ethtool_ops(&self)
+    where
+        T: super::ethtool::Ops,
+    {
+        // SAFETY: not registered, per the caller: no one reads the field
+        // concurrently.
+        unsafe { (*self.0.as_raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
+    }
+
     /// The number of transmit queues in use.
     pub fn real_num_tx_queues(&self) -> u32 {
         // SAFETY: a live device; the field is read as C reads it.

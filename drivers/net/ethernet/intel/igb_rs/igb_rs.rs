@@ -32,6 +32,7 @@ use kernel::{
             Stats64,
             TxStatus, //
         },
+        ethtool,
         napi::{
             Napi,
             Poll, //
@@ -361,6 +362,40 @@ impl Operations for Nic {
     }
 }
 
+#[vtable]
+impl ethtool::Ops for Nic {
+    fn drvinfo(dev: &Device<Self>, f: &mut dyn FnMut(ethtool::DrvInfo<'_>)) {
+        let pdev: &kernel::device::Device = dev.data().pdev.as_ref();
+        f(ethtool::DrvInfo {
+            driver: c"igb_rs",
+            bus_info: pdev.name(),
+        });
+    }
+
+    fn ringparam(_dev: &Device<Self>) -> ethtool::RingParam {
+        // CAST: 256.
+        let n = RING_SIZE as u32;
+        ethtool::RingParam {
+            rx_max_pending: n,
+            tx_max_pending: n,
+            rx_pending: n,
+            tx_pending: n,
+            tcp_data_split: ethtool::TcpDataSplit::Disabled,
+            hds_thresh: 0,
+            hds_thresh_max: 0,
+        }
+    }
+
+    fn channels(_dev: &Device<Self>) -> ethtool::Channels {
+        ethtool::Channels {
+            max_combined: 1,
+            max_other: 1,
+            combined_count: 1,
+            other_count: 1,
+        }
+    }
+}
+
 impl QueueMgmt for Nic {
     type RxQueueMem = RxRing;
 
@@ -520,6 +555,7 @@ impl pci::Driver for IgbRs {
                     unsafe {
                         dev.data().napi.add(dev, dev.data());
                         dev.set_queue_mgmt();
+                        dev.set_ethtool_ops();
                     }
                     Ok(())
                 })?;

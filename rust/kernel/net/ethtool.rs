@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ethtool operations of a network driver (`struct ethtool_ops`).
+//!
+//! A driver implements [`Ops`] for its per-device data and installs the
+//! table before registering the device
+//! ([`Device::set_ethtool_ops`](super::driver::Device::set_ethtool_ops)).
+//! The link state comes from the carrier (`ethtool_op_get_link`).
+//!
+//! C header: [`include/linux/ethtool.h`](srctree/include/linux/ethtool.h)
+
+use crate::{
+    net::driver::{
+        Device,
+        Operations, //
+    },
+    prelude::*,
+};
+use core::marker::PhantomData;
+
+/// What `ethtool -i` shows.
+pub struct DrvInfo<'a> {
+    /// The driver's name.
+    pub driver: &'a CStr,
+    /// The device's bus address, e.g. its PCI name.
+    pub bus_info: &'a CStr,
+}
+
+/// Whether the device splits headers from payloads into separate buffers
+/// (`enum ethtool_tcp_data_split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpDataSplit {
+    /// Not reported, or left to the driver.
+    Unknown,
+    /// Off.
+    Disabled,
+    /// On.
+    Enabled,
+}
+
+impl TcpDataSplit {
+    fn as_raw(self) -> u8 {
+        let v = match self {
+            Self::Unknown => bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_UNKNOWN,
+            Self::Disabled => bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_DISABLED,
+            Self::Enabled => bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_ENABLED,
+        };
+        // CAST: the values are 0, 1 and 2.
+        v as u8
+    }
+}
+
+/// Ring sizes and buffer layout (`ethtool -g` / `-G`).
+#[derive(Clone, Copy, Debug)]
+pub struct RingParam {
+    /// The most receive descriptors a ring may have.
+    pub rx_max_pending: u32,
+    /// The most transmit descriptors a ring may have.
+    pub tx_max_pending: u32,
+    /// Receive descriptors per ring.
+    pub rx_pending: u32,
+    /// Transmit descriptors per ring.
+    pub tx_pending: u32,
+    /// Header split.
+    pub tcp_data_split: TcpDataSplit,
+    /// Payload bytes below which a frame is not split.
+    pub hds_thresh: u32,
+    /// The highest `hds_thresh` the device takes.
+    pub hds_thresh_max: u32,
+}
+
+/// Queue counts (`ethtool -l` / `-L`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Channels {
+    /// The most queue pairs.
+    pub max_combined: u32,
+    /// The most other (non-queue) interrupt vectors.
+    pub max_other: u32,
+    /// Queue pairs in use.
+    pub combined_count: u32,
+    /// Other vectors in use.
+    pub other_count: u32,
+}
+
+/// The ethtool operations of a driver.
+#[vtable]
+pub trait Ops: Operations {
+    /// Driver and bus names (`get_drvinfo`).
+    fn drvinfo(dev: &Device<Self>, f: &mut dyn FnMut(DrvInfo<'_>));
+
+    /// Ring sizes and buffer layout (`get_ringparam`).
+    fn ringparam(_dev: &Device<Self>) -> RingParam {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Queue counts (`get_channels`).
+    fn channels(_dev: &Device<Self>) -> Channels {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// Copies `src` into the C string field `dst`, cut to fit with its NUL.
+fn copy_str(dst: &mut [c_char], src: &CStr) {
+    let Some(room) = dst.len().checked_sub(1) else {
+        return;
+    };
+    let bytes = src.to_bytes();
+    let n = bytes.len().min(room);
+    for (d, s) in dst.iter_mut().zip(&bytes[..n]) {
+        // CAST: a byte of a C string.
+        *d = *s as c_char;
+    }
+    dst[n] = 0;
+}
+
+/// Builds the C ethtool ops of an [`Ops`] implementation.
+pub(crate) struct Adapter<T: Ops>(PhantomData<T>);
+
+impl<T: Ops> Adapter<T> {
+    const OPS: bindings::ethtool_ops = bindings::ethtool_ops {
+        get_drvinfo: Some(Self::get_drvinfo),
+        get_link: Some(bindings::ethtool_op_get_link),
+        get_ringparam: if T::HAS_RINGPARAM {
+            Some(Self::get_ringparam)
+        } else {
+            None
+        },
+        get_channels: if T::HAS_CHANNELS {
+            Some(Self::get_channels)
+        } else {
+            None
+        },
+        // SAFETY: all-zero is valid for the remaining fields: no op, no
+        // capability.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The table, in read-only data.
+    pub(crate) const OPS_REF: &'static bindings::ethtool_ops = &Self::OPS;
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with
+    /// `info` writable.
+    unsafe extern "C" fn get_drvinfo(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_drvinfo,
+    ) {
+        // SAFETY: per this function's contract.
+        let (dev, info) = unsafe { (Device::<T>::from_raw(dev), &mut *info) };
+        T::drvinfo(dev, &mut |d| {
+            copy_str(&mut info.driver, d.driver);
+            copy_str(&mut info.bus_info, d.bus_info);
+        });
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `ring` and `kring` writable.
+    unsafe extern "C" fn get_ringparam(
+        dev: *mut bindings::net_device,
+        ring: *mut bindings::ethtool_ringparam,
+        kring: *mut bindings::kernel_ethtool_ringparam,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) {
+        // SAFETY: per this function's contract.
+        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw(dev), &mut *ring, &mut *kring) };
+        let r = T::ringparam(dev);
+        ring.rx_max_pending = r.rx_max_pending;
+        ring.tx_max_pending = r.tx_max_pending;
+        ring.rx_pending = r.rx_pending;
+        ring.tx_pending = r.tx_pending;
+        kring.tcp_data_split = r.tcp_data_split.as_raw();
+        kring.hds_thresh = r.hds_thresh;
+        kring.hds_thresh_max = r.hds_thresh_max;
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `ch` writable.
+    unsafe extern "C" fn get_channels(
+        dev: *mut bindings::net_device,
+        ch: *mut bindings::ethtool_channels,
+    ) {
+        // SAFETY: per this function's contract.
+        let (dev, ch) = unsafe { (Device::<T>::from_raw(dev), &mut *ch) };
+        let c = T::channels(dev);
+        ch.max_combined = c.max_combined;
+        ch.max_other = c.max_other;
+        ch.combined_count = c.combined_count;
+        ch.other_count = c.other_count;
+    }
+}

@@ -13,8 +13,17 @@ KSFT_DIR=${KSFT_DIR:-$CACHE_DIR/kselftest}
 KSFT_TARGETS=${KSFT_TARGETS:-drivers/net/hw}
 log=$KBUILD_OUT/kselftest.log
 
+# The YNL code generator runs as "python3" from PATH and needs PyYAML:
+# use Debian's python3, which make setup gives python3-yaml, whatever
+# python3 comes first on the caller's PATH (a venv, pyenv).
+pybin=$CACHE_DIR/python-bin
+mkdir -p "$pybin"
+ln -sf /usr/bin/python3 "$pybin/python3"
+/usr/bin/python3 -c 'import yaml' 2>/dev/null ||
+	die "/usr/bin/python3 has no PyYAML (python3-yaml): run 'make setup'"
+
 info "building kselftests: $KSFT_TARGETS"
-if ! make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)" \
+if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)" \
 	TARGETS="$KSFT_TARGETS" KSFT_INSTALL_PATH="$KSFT_DIR" \
 	kselftest-install >"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -n 30 >&2

@@ -40,10 +40,11 @@ case ":$PATH:" in
 *:$HOME/.cargo/bin:*) ;;
 *) PATH=$HOME/.cargo/bin:$PATH ;;
 esac
-# vng runs its helpers (virtme-run) from PATH.
+# vng runs its helpers (virtme-run) from PATH. Last, so that python3 stays
+# the one the caller's PATH finds (the venv's has no PyYAML).
 case ":$PATH:" in
 *:$VENV_DIR/bin:*) ;;
-*) PATH=$VENV_DIR/bin:$PATH ;;
+*) PATH=$PATH:$VENV_DIR/bin ;;
 esac
 export PATH
 

@@ -127,13 +127,14 @@ setup_net() {
 suite_net_env() {
 	local n=0 fail=0
 	t() { # description command...
-		local d=$1
+		local d=$1 out
 		shift
 		n=$((n + 1))
-		if "$@" >/dev/null 2>&1; then
+		if out=$("$@" 2>&1); then
 			echo "ok $n $d"
 		else
 			echo "not ok $n $d"
+			printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
 			fail=1
 		fi
 	}
@@ -141,7 +142,7 @@ suite_net_env() {
 	dev=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..7"
+	echo "1..8"
 	t "carrier on $NETIF" wait_carrier "$NETIF"
 	t "carrier on peer" wait_carrier ns-remote "$PEER"
 	t "ping $REMOTE_V4" ping -c 2 -W 2 "$REMOTE_V4"
@@ -151,6 +152,7 @@ suite_net_env() {
 			ethtool -i $NETIF | grep -qx 'bus-info: $dev'"
 	t "ethtool -g: ring sizes" sh -c "ethtool -g $NETIF | grep -q '^RX:[[:space:]]*[1-9]'"
 	t "ethtool -l: channels" sh -c "ethtool -l $NETIF | grep -Eq '^(Combined|RX):[[:space:]]*[1-9]'"
+	t "RSS: 32 TCP flows reach every queue vector" python3 "$(dirname "$0")/rss_check.py"
 	return $fail
 }
 
@@ -160,13 +162,14 @@ suite_net_env() {
 suite_nic_lifecycle() {
 	local n=0 fail=0 pci drv pinger
 	t() { # description command...
-		local d=$1
+		local d=$1 out
 		shift
 		n=$((n + 1))
-		if "$@" >/dev/null 2>&1; then
+		if out=$("$@" 2>&1); then
 			echo "ok $n $d"
 		else
 			echo "not ok $n $d"
+			printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
 			fail=1
 		fi
 	}

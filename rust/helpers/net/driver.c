@@ -82,3 +82,8 @@ __rust_helper bool rust_helper_skb_frags_readable(const struct sk_buff *skb)
 {
 	return skb_frags_readable(skb);
 }
+
+__rust_helper u16 rust_helper_skb_get_queue_mapping(const struct sk_buff *skb)
+{
+	return skb_get_queue_mapping(skb);
+}

@@ -387,6 +387,13 @@ impl<T> core::ops::Deref for Device<T> {
     }
 }
 
+/// Fills `key` with the system's RSS hash key (`netdev_rss_key_fill`),
+/// random and the same for every device, so that flows hash alike.
+pub fn rss_key_fill(key: &mut [u8]) {
+    // SAFETY: `key` is writable for its length.
+    unsafe { bindings::netdev_rss_key_fill(key.as_mut_ptr().cast(), key.len()) }
+}
+
 /// Builds the C ops table of an [`Operations`] implementation.
 struct Adapter<T: Operations>(PhantomData<T>);
 

@@ -87,6 +87,12 @@ impl SkBuff {
         self.len() == 0
     }
 
+    /// The transmit queue the stack picked (`skb_get_queue_mapping`).
+    pub fn queue_mapping(&self) -> u16 {
+        // SAFETY: the buffer is valid.
+        unsafe { bindings::skb_get_queue_mapping(self.as_raw()) }
+    }
+
     /// The length of the linear part (`skb_headlen`).
     pub fn headlen(&self) -> u32 {
         self.raw().len - self.raw().data_len

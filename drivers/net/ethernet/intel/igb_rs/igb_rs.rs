@@ -6,14 +6,18 @@
 //! igb`); this driver is named `igb_rs` so that both can be built, and one
 //! or the other bound to a device.
 //!
-//! So far: one queue pair on MSI-X vector 1, link changes on vector 0,
-//! frames copied through 2 KiB coherent buffers.
+//! So far: two queue pairs, each on its own MSI-X vector, with RSS across
+//! them; link changes on vector 0; frames copied through 2 KiB coherent
+//! buffers.
 
 mod regs;
 mod ring;
 
 use kernel::{
-    device::Core,
+    device::{
+        Bound,
+        Core, //
+    },
     dma::{
         Device as _,
         DmaMask, //
@@ -37,7 +41,10 @@ use kernel::{
             Napi,
             Poll, //
         },
-        skbuff::SkBuff,
+        skbuff::{
+            DropReason,
+            SkBuff, //
+        },
     },
     new_spinlock, pci,
     prelude::*,
@@ -89,14 +96,15 @@ kernel::pci_device_table!(
 /// The driver.
 struct IgbRs;
 
-/// The per-device data of the network device: register access, rings,
-/// NAPI, counters.
+/// Queue pairs (a receive and a transmit queue on one vector and NAPI).
+const QUEUES: usize = 2;
+
+/// One queue pair: rings, NAPI, counters.
 #[pin_data]
-pub(crate) struct Nic {
-    pdev: ARef<pci::Device>,
-    bar: pci::DevresBar<BAR0_SIZE>,
+pub(crate) struct QueuePair {
+    idx: usize,
     #[pin]
-    napi: Napi<Nic>,
+    napi: Napi<QueuePair>,
     /// The receive ring; `None` while the queue is stopped for a restart.
     #[pin]
     rx: SpinLock<Option<RxRing>>,
@@ -110,29 +118,92 @@ pub(crate) struct Nic {
     tx_dropped: Atomic<u64>,
 }
 
-impl Nic {
-    fn new<'a>(
-        pdev: &'a pci::Device<kernel::device::Bound>,
-        bar: pci::DevresBar<BAR0_SIZE>,
-    ) -> impl PinInit<Self, Error> + 'a {
+impl QueuePair {
+    fn new(dev: &kernel::device::Device<Bound>, idx: usize) -> impl PinInit<Self, Error> + '_ {
         try_pin_init!(Self {
-            bar,
+            idx,
             napi <- Napi::new(),
-            rx <- new_spinlock!(Some(RxRing::new(pdev.as_ref())?)),
-            tx <- new_spinlock!(TxRing::new(pdev.as_ref())?),
+            rx <- new_spinlock!(Some(RxRing::new(dev)?)),
+            tx <- new_spinlock!(TxRing::new(dev)?),
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
+        })
+    }
+
+    /// The MSI-X vector of the pair, and its bit in EIMS/EIMC.
+    fn vector(&self) -> u32 {
+        // CAST: below QUEUES.
+        self.idx as u32 + 1
+    }
+
+    fn eims(&self) -> u32 {
+        1 << self.vector()
+    }
+
+    fn clean_tx(&self, dev: &Device<Nic>) {
+        let mut tx = self.tx.lock();
+        // CAST: below QUEUES.
+        let q = self.idx as u16;
+        if tx.clean() > 0 && dev.queue_stopped(q) && tx.unused() > 0 {
+            dev.wake_queue(q);
+        }
+    }
+}
+
+impl Poll for QueuePair {
+    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32 {
+        // SAFETY: the NAPI instance was added to this driver's device.
+        let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
+        let nic = dev.data();
+        this.clean_tx(dev);
+        let (done, tail) = match &mut *this.rx.lock() {
+            Some(ring) => ring.poll(napi, budget),
+            None => Default::default(),
+        };
+        if let Some(tail) = tail {
+            nic.wr(rxq(this.idx) + Q_TAIL, tail);
+        }
+        this.rx_packets.add(done.packets, Relaxed);
+        this.rx_bytes.add(done.bytes, Relaxed);
+        this.rx_dropped.add(done.dropped, Relaxed);
+        // CAST: at most `budget`.
+        let work = done.packets as i32 + done.dropped as i32;
+        if work < budget && napi.complete_done(work) {
+            nic.wr(EIMS, this.eims());
+        }
+        work.min(budget)
+    }
+}
+
+/// The per-device data of the network device: register access and the
+/// queue pairs.
+#[pin_data]
+pub(crate) struct Nic {
+    pdev: ARef<pci::Device>,
+    bar: pci::DevresBar<BAR0_SIZE>,
+    #[pin]
+    queues: [QueuePair; QUEUES],
+}
+
+impl Nic {
+    fn new<'a>(
+        pdev: &'a pci::Device<Bound>,
+        bar: pci::DevresBar<BAR0_SIZE>,
+    ) -> impl PinInit<Self, Error> + 'a {
+        try_pin_init!(Self {
+            bar,
+            queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
         })
     }
 
     /// The PCI device, bound.
-    fn bound(&self) -> &kernel::device::Device<kernel::device::Bound> {
+    fn bound(&self) -> &kernel::device::Device<Bound> {
         let dev: &kernel::device::Device = self.pdev.as_ref();
         // SAFETY: the network device this is the data of is registered only
         // while the driver is bound (`Probed` unregisters it on unbind), and
@@ -156,6 +227,11 @@ impl Nic {
         self.rd(STATUS) & STATUS_LU != 0
     }
 
+    /// Every vector's bit in EIMS/EIMC.
+    fn all_vectors(&self) -> u32 {
+        self.queues.iter().fold(1 << VEC_OTHER, |m, q| m | q.eims())
+    }
+
     /// Masks every interrupt cause.
     fn irq_disable(&self) {
         self.wr(EIMC, !0);
@@ -163,7 +239,7 @@ impl Nic {
     }
 
     fn irq_enable(&self) {
-        let vecs = (1 << VEC_OTHER) | (1 << VEC_QUEUE0);
+        let vecs = self.all_vectors();
         let _ = self.rd(ICR);
         // The vector bits must auto-clear, or a vector fires only once.
         self.wr(EIAC, vecs);
@@ -172,41 +248,58 @@ impl Nic {
         self.wr(IMS, IMS_OTHER);
     }
 
+    /// Spreads flows over the queue pairs by their Toeplitz hash.
+    fn configure_rss(&self) {
+        let mut key = [0u8; 40];
+        kernel::net::driver::rss_key_fill(&mut key);
+        for (i, k) in key.chunks_exact(4).enumerate() {
+            self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
+        }
+        for i in 0..32 {
+            let entry = |j: usize| ((4 * i + j) % QUEUES) as u32;
+            let reta = entry(0) | entry(1) << 8 | entry(2) << 16 | entry(3) << 24;
+            self.wr(RETA + 4 * i, reta);
+        }
+        self.wr(RXCSUM, self.rd(RXCSUM) | RXCSUM_PCSD);
+        self.wr(MRQC, MRQC_RSS);
+    }
+
     /// Programs MSI-X routing, the rings and the receive and transmit
-    /// units, and gives the receive ring its buffers.
+    /// units, and gives the receive rings their buffers.
     fn configure(&self) -> Result {
         self.wr(GPIE, GPIE_MSIX_MODE | GPIE_PBA | GPIE_EIAME | GPIE_NSICR);
         self.wr(IVAR_MISC, (VEC_OTHER | IVAR_VALID) << 8);
-        self.wr(
-            IVAR0,
-            (VEC_QUEUE0 | IVAR_VALID) | ((VEC_QUEUE0 | IVAR_VALID) << 8),
-        );
-        self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
-        self.wr(MRQC, 0);
-
-        // Transmit.
-        let tq = txq(0);
-        self.wr(tq + Q_DCTL, 0);
-        {
-            let mut tx = self.tx.lock();
-            tx.reset();
-            let base = tx.dma_address();
-            // CAST: the halves of a 64-bit address.
-            self.wr(tq + Q_BAL, base as u32);
-            self.wr(tq + Q_BAH, (base >> 32) as u32);
+        for q in &self.queues {
+            // Queue q < 8 uses IVAR0[q]: receive in byte 0, transmit in 1.
+            let v = q.vector() | IVAR_VALID;
+            self.wr(IVAR0 + 4 * q.idx, v | v << 8);
         }
-        // CAST: 4 KiB.
-        self.wr(tq + Q_LEN, (RING_SIZE * 16) as u32);
-        self.wr(tq + Q_HEAD, 0);
-        self.wr(tq + Q_TAIL, 0);
-        self.wr(tq + Q_DCTL, TXDCTL_VALUE);
+        self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
+        self.configure_rss();
+
+        for q in &self.queues {
+            let tq = txq(q.idx);
+            self.wr(tq + Q_DCTL, 0);
+            {
+                let mut tx = q.tx.lock();
+                tx.reset();
+                let base = tx.dma_address();
+                // CAST: the halves of a 64-bit address.
+                self.wr(tq + Q_BAL, base as u32);
+                self.wr(tq + Q_BAH, (base >> 32) as u32);
+            }
+            // CAST: 4 KiB.
+            self.wr(tq + Q_LEN, (RING_SIZE * 16) as u32);
+            self.wr(tq + Q_HEAD, 0);
+            self.wr(tq + Q_TAIL, 0);
+            self.wr(tq + Q_DCTL, TXDCTL_VALUE);
+        }
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
-        // Receive.
-        {
-            let mut rx = self.rx.lock();
+        for q in &self.queues {
+            let mut rx = q.rx.lock();
             let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
-            self.start_rx_ring(ring)?;
+            self.start_rx_ring(q.idx, ring)?;
         }
         self.wr(RLPML, 1522);
         // All multicast until the driver has receive filters.
@@ -214,10 +307,10 @@ impl Nic {
         Ok(())
     }
 
-    /// Points receive queue 0 at `ring` (2 KiB buffers, advanced one-buffer
-    /// descriptors), gives it every buffer and enables it.
-    fn start_rx_ring(&self, ring: &mut RxRing) -> Result {
-        let rq = rxq(0);
+    /// Points receive queue `idx` at `ring` (2 KiB buffers, advanced
+    /// one-buffer descriptors), gives it every buffer and enables it.
+    fn start_rx_ring(&self, idx: usize, ring: &mut RxRing) -> Result {
+        let rq = rxq(idx);
         self.wr(rq + Q_DCTL, 0);
         let base = ring.dma_address();
         // CAST: the halves of a 64-bit address.
@@ -243,8 +336,10 @@ impl Nic {
     fn quiesce(&self) {
         self.wr(RCTL, 0);
         self.wr(TCTL, TCTL_PSP);
-        self.wr(rxq(0) + Q_DCTL, 0);
-        self.wr(txq(0) + Q_DCTL, 0);
+        for q in &self.queues {
+            self.wr(rxq(q.idx) + Q_DCTL, 0);
+            self.wr(txq(q.idx) + Q_DCTL, 0);
+        }
     }
 
     /// Restarts autonegotiation on the PHY; the link comes up later, with
@@ -260,35 +355,10 @@ impl Nic {
         }
     }
 
-    fn clean_tx(&self, dev: &Device<Nic>) {
-        let mut tx = self.tx.lock();
-        if tx.clean() > 0 && dev.queue_stopped(0) && tx.unused() > 0 {
-            dev.wake_queue(0);
-        }
-    }
-}
-
-impl Poll for Nic {
-    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32 {
-        // SAFETY: the NAPI instance was added to this driver's device.
-        let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
-        this.clean_tx(dev);
-        let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(napi, budget),
-            None => Default::default(),
-        };
-        if let Some(tail) = tail {
-            this.wr(rxq(0) + Q_TAIL, tail);
-        }
-        this.rx_packets.add(done.packets, Relaxed);
-        this.rx_bytes.add(done.bytes, Relaxed);
-        this.rx_dropped.add(done.dropped, Relaxed);
-        // CAST: at most `budget`.
-        let work = done.packets as i32 + done.dropped as i32;
-        if work < budget && napi.complete_done(work) {
-            this.wr(EIMS, 1 << VEC_QUEUE0);
-        }
-        work.min(budget)
+    /// Receive queue pair `idx`, if there is one.
+    fn queue(&self, idx: u32) -> Result<&QueuePair> {
+        // CAST: u32 to usize is lossless on Linux.
+        self.queues.get(idx as usize).ok_or(EINVAL)
     }
 }
 
@@ -298,9 +368,11 @@ impl Operations for Nic {
         let nic = dev.data();
         dev.carrier_off();
         nic.configure()?;
-        // SAFETY: the core holds the instance lock around the ops of a
-        // device with the queue management API.
-        unsafe { nic.napi.enable_locked() };
+        for q in &nic.queues {
+            // SAFETY: the core holds the instance lock around the ops of a
+            // device with the queue management API.
+            unsafe { q.napi.enable_locked() };
+        }
         nic.irq_enable();
         nic.start_link();
         if nic.link_up() {
@@ -315,35 +387,41 @@ impl Operations for Nic {
         dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
-        // SAFETY: the core holds the instance lock around the ops of a
-        // device with the queue management API.
-        unsafe { nic.napi.disable_locked() };
+        for q in &nic.queues {
+            // SAFETY: as in `open`.
+            unsafe { q.napi.disable_locked() };
+        }
         nic.quiesce();
         Ok(())
     }
 
     fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus {
         let nic = dev.data();
-        let mut tx = nic.tx.lock();
+        let qi = skb.queue_mapping();
+        let Some(q) = nic.queues.get(usize::from(qi)) else {
+            skb.drop_reason(DropReason::NotSpecified);
+            return TxStatus::Ok;
+        };
+        let mut tx = q.tx.lock();
         match tx.push(skb) {
             Ok((tail, len)) => {
-                nic.wr(txq(0) + Q_TAIL, tail);
-                nic.tx_packets.add(1, Relaxed);
-                nic.tx_bytes.add(u64::from(len), Relaxed);
+                nic.wr(txq(q.idx) + Q_TAIL, tail);
+                q.tx_packets.add(1, Relaxed);
+                q.tx_bytes.add(u64::from(len), Relaxed);
                 if tx.unused() == 0 {
                     tx.clean();
                     if tx.unused() == 0 {
-                        dev.stop_queue(0);
+                        dev.stop_queue(qi);
                     }
                 }
                 TxStatus::Ok
             }
             Err(TxError::Dropped) => {
-                nic.tx_dropped.add(1, Relaxed);
+                q.tx_dropped.add(1, Relaxed);
                 TxStatus::Ok
             }
             Err(TxError::Full(skb)) => {
-                dev.stop_queue(0);
+                dev.stop_queue(qi);
                 // The stack keeps it and retries.
                 let _ = skb.into_raw();
                 TxStatus::Busy
@@ -352,13 +430,14 @@ impl Operations for Nic {
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
-        let nic = dev.data();
-        stats.rx_packets = nic.rx_packets.load(Relaxed);
-        stats.rx_bytes = nic.rx_bytes.load(Relaxed);
-        stats.rx_dropped = nic.rx_dropped.load(Relaxed);
-        stats.tx_packets = nic.tx_packets.load(Relaxed);
-        stats.tx_bytes = nic.tx_bytes.load(Relaxed);
-        stats.tx_dropped = nic.tx_dropped.load(Relaxed);
+        for q in &dev.data().queues {
+            stats.rx_packets += q.rx_packets.load(Relaxed);
+            stats.rx_bytes += q.rx_bytes.load(Relaxed);
+            stats.rx_dropped += q.rx_dropped.load(Relaxed);
+            stats.tx_packets += q.tx_packets.load(Relaxed);
+            stats.tx_bytes += q.tx_bytes.load(Relaxed);
+            stats.tx_dropped += q.tx_dropped.load(Relaxed);
+        }
     }
 }
 
@@ -387,10 +466,12 @@ impl ethtool::Ops for Nic {
     }
 
     fn channels(_dev: &Device<Self>) -> ethtool::Channels {
+        // CAST: 2.
+        let n = QUEUES as u32;
         ethtool::Channels {
-            max_combined: 1,
+            max_combined: n,
             max_other: 1,
-            combined_count: 1,
+            combined_count: n,
             other_count: 1,
         }
     }
@@ -400,57 +481,56 @@ impl QueueMgmt for Nic {
     type RxQueueMem = RxRing;
 
     fn rx_mem_alloc(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
-        if idx != 0 {
-            return Err(EINVAL);
-        }
-        RxRing::new(dev.data().bound())
+        let nic = dev.data();
+        nic.queue(idx)?;
+        RxRing::new(nic.bound())
     }
 
     fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
-        if idx != 0 {
-            return Err(EINVAL);
-        }
-        nic.wr(rxq(0) + Q_DCTL, 0);
-        // SAFETY: the core holds the instance lock around the ops of a
-        // device with the queue management API.
-        unsafe { nic.napi.disable_locked() };
-        let ring = nic.rx.lock().take();
+        let q = nic.queue(idx)?;
+        nic.wr(rxq(q.idx) + Q_DCTL, 0);
+        // SAFETY: the core holds the instance lock around queue ops.
+        unsafe { q.napi.disable_locked() };
+        let ring = q.rx.lock().take();
         ring.ok_or_else(|| {
-            // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API.
-            unsafe { nic.napi.enable_locked() };
+            // SAFETY: as above.
+            unsafe { q.napi.enable_locked() };
             EINVAL
         })
     }
 
     fn rx_start(dev: &Device<Self>, mut ring: RxRing, idx: u32) -> Result<(), (Error, RxRing)> {
         let nic = dev.data();
-        if idx != 0 {
-            return Err((EINVAL, ring));
-        }
-        if let Err(e) = nic.start_rx_ring(&mut ring) {
+        let q = match nic.queue(idx) {
+            Ok(q) => q,
+            Err(e) => return Err((e, ring)),
+        };
+        if let Err(e) = nic.start_rx_ring(q.idx, &mut ring) {
             return Err((e, ring));
         }
-        *nic.rx.lock() = Some(ring);
-        // SAFETY: the core holds the instance lock around the ops of a
-        // device with the queue management API.
-        unsafe { nic.napi.enable_locked() };
+        *q.rx.lock() = Some(ring);
+        // SAFETY: the core holds the instance lock around queue ops.
+        unsafe { q.napi.enable_locked() };
         Ok(())
     }
 }
 
-/// The queue pair's interrupt: hand over to NAPI.
+/// A queue pair's interrupt: hand over to NAPI.
 struct QueueIrq {
     dev: ARef<Device<Nic>>,
+    idx: usize,
 }
 
 impl irq::Handler for QueueIrq {
     fn handle(&self) -> IrqReturn {
         let nic = self.dev.data();
+        let Some(q) = nic.queues.get(self.idx) else {
+            return IrqReturn::None;
+        };
         // QEMU does not auto-mask: mask until the poll is done.
-        nic.wr(EIMC, 1 << VEC_QUEUE0);
-        nic.napi.schedule();
+        nic.wr(EIMC, q.eims());
+        q.napi.schedule();
         IrqReturn::Handled
     }
 }
@@ -483,7 +563,9 @@ impl irq::Handler for OtherIrq {
 #[pin_data]
 struct Probed<'bound> {
     #[pin]
-    irq_queue: irq::Registration<'bound, QueueIrq>,
+    irq_q0: irq::Registration<'bound, QueueIrq>,
+    #[pin]
+    irq_q1: irq::Registration<'bound, QueueIrq>,
     #[pin]
     irq_other: irq::Registration<'bound, OtherIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
@@ -548,12 +630,16 @@ impl pci::Driver for IgbRs {
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             let mac = reset(&bar);
             let bar = bar.into_devres()?;
+            // CAST: 2.
+            let nq = QUEUES as u32;
             let netdev =
-                Registration::new(pdev.as_ref(), 1, 1, &mac, Nic::new(pdev, bar), |dev| {
-                    // SAFETY: the instance is in the device's own data; the
-                    // device is not registered yet.
+                Registration::new(pdev.as_ref(), nq, nq, &mac, Nic::new(pdev, bar), |dev| {
+                    for q in &dev.data().queues {
+                        // SAFETY: the instance is in the device's own data.
+                        unsafe { q.napi.add(dev, q) };
+                    }
+                    // SAFETY: the device is not registered yet.
                     unsafe {
-                        dev.data().napi.add(dev, dev.data());
                         dev.set_queue_mgmt();
                         dev.set_ethtool_ops();
                     }
@@ -562,18 +648,24 @@ impl pci::Driver for IgbRs {
             let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
             Ok(try_pin_init!(Probed {
                 netdev,
-                vectors: pdev.alloc_irq_vectors(2, 2, irq_types)?,
+                vectors: pdev.alloc_irq_vectors(nq + 1, nq + 1, irq_types)?,
                 irq_other <- request_irq(
                     vectors,
                     VEC_OTHER as usize,
                     c"igb_rs-other",
                     OtherIrq { dev: netdev.device_ref() },
                 ),
-                irq_queue <- request_irq(
+                irq_q0 <- request_irq(
                     vectors,
-                    VEC_QUEUE0 as usize,
+                    1,
                     c"igb_rs-rxtx-0",
-                    QueueIrq { dev: netdev.device_ref() },
+                    QueueIrq { dev: netdev.device_ref(), idx: 0 },
+                ),
+                irq_q1 <- request_irq(
+                    vectors,
+                    2,
+                    c"igb_rs-rxtx-1",
+                    QueueIrq { dev: netdev.device_ref(), idx: 1 },
                 ),
             }))
         })

@@ -31,6 +31,11 @@ pub(crate) const RAL0: usize = 0x5400;
 pub(crate) const RAH0: usize = 0x5404;
 pub(crate) const VFTA: usize = 0x5600;
 pub(crate) const MRQC: usize = 0x5818;
+pub(crate) const RXCSUM: usize = 0x5000;
+/// RSS indirection table: 32 registers of four one-byte entries.
+pub(crate) const RETA: usize = 0x5c00;
+/// RSS hash key: 10 registers.
+pub(crate) const RSSRK: usize = 0x5c80;
 
 /// Receive queue `n`'s registers (`n` < 16).
 pub(crate) const fn rxq(n: usize) -> usize {
@@ -92,9 +97,16 @@ pub(crate) const IVAR_VALID: u32 = 0x80;
 pub(crate) const ICR_LSC: u32 = 1 << 2;
 pub(crate) const IMS_OTHER: u32 = ICR_LSC | (1 << 28) | (1 << 30);
 
-/// MSI-X vectors: "other" causes (link) on 0, queue pair 0 on 1.
+/// MSI-X vectors: "other" causes (link) on 0, queue pair `q` on `q + 1`.
 pub(crate) const VEC_OTHER: u32 = 0;
-pub(crate) const VEC_QUEUE0: u32 = 1;
+
+/// RXCSUM: report the RSS hash instead of the IP payload checksum (needed
+/// for RSS).
+pub(crate) const RXCSUM_PCSD: u32 = 1 << 13;
+
+/// MRQC: RSS, hashing TCP/IPv4, IPv4, TCP/IPv6 (with extension headers)
+/// and IPv6.
+pub(crate) const MRQC_RSS: u32 = 0x0037_0002;
 
 // Advanced RX descriptor write-back, second quadword.
 pub(crate) const RXD_STAT_DD: u64 = 1 << 0;

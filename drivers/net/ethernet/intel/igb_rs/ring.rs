@@ -134,7 +134,11 @@ impl RxRing {
 
     /// Takes up to `budget` frames off the ring into skbs for `napi`.
     /// Returns what it did and the new tail, if it gave descriptors back.
-    pub(crate) fn poll(&mut self, napi: &Napi<super::Nic>, budget: i32) -> (RxDone, Option<u32>) {
+    pub(crate) fn poll(
+        &mut self,
+        napi: &Napi<super::QueuePair>,
+        budget: i32,
+    ) -> (RxDone, Option<u32>) {
         let mut done = RxDone::default();
         let mut last = None;
         let mut n = 0;

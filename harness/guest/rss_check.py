@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks that received TCP flows are spread over the NIC's receive queues.
+
+Runs in the guest: an echo server in netns ns-remote (REMOTE_V4), and from
+the host side 32 connections, each from its own port, each receiving data.
+The interrupt counts of every queue vector of NETIF (/proc/interrupts)
+must all grow. Exits 0 if
+they do, 1 otherwise, printing the counts.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+PORT = 5001
+
+
+def queue_irqs(prefixes):
+    counts = {}
+    with open('/proc/interrupts', encoding='ascii') as f:
+        for line in f:
+            name = line.split()[-1]
+            if name.startswith(prefixes):
+                fields = line.split()[1:]
+                counts[name] = sum(int(x) for x in fields if x.isdigit())
+    return counts
+
+
+def main():
+    netif = os.environ['NETIF']
+    remote = os.environ['REMOTE_V4']
+    drv = os.path.basename(os.path.realpath(f'/sys/class/net/{netif}/device/driver'))
+    # igb_rs names its queue vectors <driver>-rxtx-<n>; the C igb
+    # <netdev>-TxRx-<n>, or <netdev>-rx-<n> for receive-only vectors.
+    prefixes = (f'{drv}-rxtx-', f'{netif}-TxRx-', f'{netif}-rx-')
+    before = queue_irqs(prefixes)
+    if len(before) < 2:
+        print(f'# {drv}: fewer than two queue vectors: {before}')
+        with open('/proc/interrupts', encoding='ascii') as f:
+            print(''.join(f'# {l}' for l in f if 'MSI' in l), end='')
+        return 1
+    server = subprocess.Popen(['ip', 'netns', 'exec', 'ns-remote', 'socat',
+                               f'TCP-LISTEN:{PORT},fork,reuseaddr', 'EXEC:cat'])
+    try:
+        # socat starts slowly under TCG.
+        for _ in range(100):
+            try:
+                socket.create_connection((remote, PORT), timeout=5).close()
+                break
+            except ConnectionRefusedError:
+                time.sleep(0.1)
+        for _ in range(32):
+            with socket.create_connection((remote, PORT), timeout=5) as s:
+                s.sendall(b'x' * 2000)
+                got = 0
+                while got < 2000:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+    finally:
+        server.terminate()
+        server.wait()
+    after = queue_irqs(prefixes)
+    print(f'# interrupts before {before}, after {after}')
+    return 0 if all(after[k] > before[k] for k in before) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

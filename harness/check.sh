@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py nic-lifecycle"}
+CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py nic-hds nic-lifecycle"}
 out=$CACHE_DIR/check
 vmres=$out/vm
 mkdir -p "$out"

@@ -265,7 +265,7 @@ def main():
             text += '\nnot ok 999 killed: ran past TEST_TIMEOUT\n'
         if suite == 'kunit':
             r = judge_kunit(text)
-        elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle'):
+        elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle', 'nic-hds'):
             r = judge_plain(text)
         else:
             r = judge_kselftest(suite, text, exp)

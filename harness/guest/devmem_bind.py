@@ -103,6 +103,17 @@ def misaligned_msg(length, niov_size):
     return without_dma_addr(full[:79])
 
 
+def set_split(dev, on):
+    """Sets tcp-data-split on `dev` through the ethtool netlink family."""
+    ynl = YnlFamily(os.path.join(KSRC, 'Documentation/netlink/specs/ethtool.yaml'),
+                    schema='')
+    try:
+        ynl.do('rings-set', {'header': {'dev-name': dev},
+                             'tcp-data-split': 'enabled' if on else 'disabled'})
+    finally:
+        ynl.sock.close()
+
+
 def closed_fd():
     """A file descriptor number that is not open, and that nothing this
     process opens later will get (fds are handed out lowest first)."""
@@ -252,6 +263,12 @@ def scenarios():
         ('bind-rx with tcp-data-split off', 'bind-rx',
          {'ifindex': dut, 'fd': PAGES_16, 'queues': queues(0)},
          expect(errno.EINVAL, 'tcp-data-split is disabled')),
+        # With header split on, the queue restarts with the provider, and
+        # the core finds no page pool of it: the driver does not take
+        # memory providers yet.
+        ('bind-rx on a driver without provider page pools', 'bind-rx-hds',
+         {'ifindex': dut, 'fd': PAGES_16, 'queues': queues(0)},
+         expect(errno.ENODATA)),
         ('bind-tx on a device that does not exist', 'bind-tx',
          {'ifindex': NO_DEV, 'fd': 0},
          expect(errno.ENODEV)),
@@ -300,6 +317,10 @@ def main():
     for n, (name, op, attrs, want) in enumerate(cases, 1):
         unprivileged = op.endswith('-unprivileged')
         op = op.removesuffix('-unprivileged')
+        split = op.endswith('-hds')
+        op = op.removesuffix('-hds')
+        if split:
+            set_split(NETIF, True)
         try:
             if unprivileged:
                 rc, got = run_cli(op, attrs, unprivileged)
@@ -307,6 +328,9 @@ def main():
                 rc, got = run_ynl(op, attrs)
         except subprocess.TimeoutExpired:
             rc, got = -1, 'timed out'
+        finally:
+            if split:
+                set_split(NETIF, False)
         got = without_dma_addr(got)
         print(f'# {name}: {got}')
         parsed = parse_line(got)

@@ -9,8 +9,9 @@
 #
 # Suites: kunit, net-env (topology and ethtool check), devmem-bind
 # (bad-input requests to bind-rx / bind-tx through YNL; needs KSRC, the
-# kernel tree), nic-lifecycle (link down/up and driver rebind under
-# traffic), demo, and kselftest paths relative to KSELFTEST_DIR (e.g.
+# kernel tree), nic-hds (header split on and off, with traffic; the
+# driver's, so the C igb fails it), nic-lifecycle (link down/up and driver
+# rebind under traffic), demo, and kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
@@ -123,21 +124,24 @@ setup_net() {
 	log "NETIF=$NETIF ($(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")) peer=$PEER in ns-remote"
 }
 
+# One TAP check: runs the command, prints "ok N description" or "not ok",
+# with the tail of its output as comments; counts in TAP_N, TAP_FAIL.
+t() { # description command...
+	local d=$1 out
+	shift
+	TAP_N=$((TAP_N + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $TAP_N $d"
+	else
+		echo "not ok $TAP_N $d"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+		TAP_FAIL=1
+	fi
+}
+
 # The topology itself, as TAP: the drv-net tests assume all of this.
 suite_net_env() {
-	local n=0 fail=0
-	t() { # description command...
-		local d=$1 out
-		shift
-		n=$((n + 1))
-		if out=$("$@" 2>&1); then
-			echo "ok $n $d"
-		else
-			echo "not ok $n $d"
-			printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
-			fail=1
-		fi
-	}
+	TAP_N=0 TAP_FAIL=0
 	local dev drv
 	dev=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
@@ -153,26 +157,15 @@ suite_net_env() {
 	t "ethtool -g: ring sizes" sh -c "ethtool -g $NETIF | grep -q '^RX:[[:space:]]*[1-9]'"
 	t "ethtool -l: channels" sh -c "ethtool -l $NETIF | grep -Eq '^(Combined|RX):[[:space:]]*[1-9]'"
 	t "RSS: 32 TCP flows reach every queue vector" python3 "$(dirname "$0")/rss_check.py"
-	return $fail
+	return $TAP_FAIL
 }
 
 # The NIC's life cycle under traffic: link down and up, driver unbind and
 # bind; traffic must flow again after each. Leaks and WARNs show up in the
 # kmemleak and kernel-log checks.
 suite_nic_lifecycle() {
-	local n=0 fail=0 pci drv pinger
-	t() { # description command...
-		local d=$1 out
-		shift
-		n=$((n + 1))
-		if out=$("$@" 2>&1); then
-			echo "ok $n $d"
-		else
-			echo "not ok $n $d"
-			printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
-			fail=1
-		fi
-	}
+	local pci drv pinger
+	TAP_N=0 TAP_FAIL=0
 	readdr() {
 		ip addr add "$LOCAL_V4/24" dev "$NETIF" 2>/dev/null
 		ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad 2>/dev/null
@@ -193,7 +186,26 @@ suite_nic_lifecycle() {
 	wait "$pinger"
 	t "addresses and carrier after rebind" readdr
 	t "ping after rebind" ping -c 2 -W 2 "$REMOTE_V4"
-	return $fail
+	return $TAP_FAIL
+}
+
+# Header split (ethtool -G tcp-data-split) on the NIC: traffic must flow
+# with it on and off again.
+suite_nic_hds() {
+	TAP_N=0 TAP_FAIL=0
+	echo "TAP version 13"
+	echo "1..8"
+	local rings
+	rings=$(dirname "$0")/rings.py
+	t "tcp-data-split on" python3 "$rings" "$NETIF" split on
+	t "rings-get reports it on" sh -c "python3 $rings $NETIF get | grep -q 'tcp-data-split enabled'"
+	t "carrier" wait_carrier "$NETIF"
+	t "ping $REMOTE_V4, split" ping -c 2 -W 2 "$REMOTE_V4"
+	t "ping $REMOTE_V6, split" ping -6 -c 2 -W 2 "$REMOTE_V6"
+	t "32 TCP flows, split" python3 "$(dirname "$0")/rss_check.py"
+	t "tcp-data-split off" python3 "$rings" "$NETIF" split off
+	t "ping $REMOTE_V4, not split" sh -c "sleep 1; ping -c 2 -W 2 $REMOTE_V4"
+	return $TAP_FAIL
 }
 
 # Every KUnit suite that ran at boot, as one KTAP document.
@@ -233,6 +245,7 @@ for suite in "$@"; do
 	kunit) suite_kunit ;;
 	net-env) suite_net_env ;;
 	nic-lifecycle) suite_nic_lifecycle ;;
+	nic-hds) suite_nic_hds ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	*) suite_kselftest "$suite" ;;

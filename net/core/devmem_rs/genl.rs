@@ -52,6 +52,7 @@ use kernel::{
                 Info,
                 Policy, //
             },
+            GenlMsg,
             NetlinkSkBuff,
             GENLMSG_DEFAULT_SIZE, //
         },
@@ -207,6 +208,32 @@ fn unbind(handle: Handle, dev: Option<&Locked<'_>>) {
     drop(handle);
 }
 
+/// The sender's socket data and the reply, started, as both handlers take
+/// them before locking: `ENOMEM` without memory, `EMSGSIZE` if the header
+/// does not fit.
+///
+/// # Safety
+///
+/// `skb` is the netdev family request `info` describes.
+unsafe fn prepare<'a>(
+    skb: *mut bindings::sk_buff,
+    info: &Info<'_>,
+) -> Result<(&'a SockPriv, GenlMsg)> {
+    // SAFETY: per this function's contract.
+    let sock = unsafe { SockPriv::of_request(skb) }?;
+    let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
+    let msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
+    Ok((sock, msg))
+}
+
+/// The device the request names, locked (`netdev_get_by_index_lock`);
+/// `ENODEV` if there is none.
+fn locked_dev(info: &Info<'_>, ifindex: &Attr<'_>) -> Result<Locked<'static>> {
+    // CAST: the policy keeps ifindex at least 1; the C core reads it as an
+    // int too.
+    Locked::by_index(Namespace::of_request(info), u32_of(ifindex) as i32).ok_or(ENODEV)
+}
+
 /// `netdev_nl_bind_rx_doit`.
 ///
 /// # Safety
@@ -230,15 +257,9 @@ pub(crate) unsafe fn bind_rx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Re
     }
 
     // SAFETY: per this function's contract.
-    let sock = unsafe { SockPriv::of_request(skb) }?;
-    let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
-    let mut msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
-
+    let (sock, mut msg) = unsafe { prepare(skb, info) }?;
     let mut owned = sock.lock();
-    // CAST: the policy keeps ifindex at least 1; the C core reads it as an
-    // int too.
-    let dev =
-        Locked::by_index(Namespace::of_request(info), u32_of(&ifindex) as i32).ok_or(ENODEV)?;
+    let dev = locked_dev(info, &ifindex)?;
     let refused = if !dev.is_present() {
         Some(ENODEV)
     } else if !dev.need_ops_lock() {
@@ -303,15 +324,10 @@ pub(crate) unsafe fn bind_tx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Re
     let fd = u32_of(&info.require(A_FD)?);
 
     // SAFETY: per this function's contract.
-    let sock = unsafe { SockPriv::of_request(skb) }?;
-    let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
-    let mut msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
-
+    let (sock, mut msg) = unsafe { prepare(skb, info) }?;
     {
         let mut owned = sock.lock();
-        // CAST: as in `bind_rx`.
-        let dev =
-            Locked::by_index(Namespace::of_request(info), u32_of(&ifindex) as i32).ok_or(ENODEV)?;
+        let dev = locked_dev(info, &ifindex)?;
         if !dev.is_present() {
             return Err(ENODEV);
         }

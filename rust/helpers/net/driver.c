@@ -87,3 +87,8 @@ __rust_helper u16 rust_helper_skb_get_queue_mapping(const struct sk_buff *skb)
 {
 	return skb_get_queue_mapping(skb);
 }
+
+__rust_helper bool rust_helper_netif_running(const struct net_device *dev)
+{
+	return netif_running(dev);
+}

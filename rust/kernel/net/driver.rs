@@ -172,6 +172,20 @@ impl<T: QueueMgmt> QueueAdapter<T> {
 
     const OPS_REF: &'static bindings::netdev_queue_mgmt_ops = &Self::OPS;
 
+    /// The device and the per-queue memory area of a callback.
+    ///
+    /// # Safety
+    ///
+    /// As for the callbacks: `dev` is registered for `T`, `mem` is a
+    /// per-queue memory area of `ndo_queue_mem_size`.
+    unsafe fn args<'a>(
+        dev: *mut bindings::net_device,
+        mem: *mut c_void,
+    ) -> (&'a Device<T>, &'a mut QueueMemSlot<T::RxQueueMem>) {
+        // SAFETY: per this function's contract.
+        unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) }
+    }
+
     /// # Safety
     ///
     /// Called by the core, under the instance lock of a device registered
@@ -183,7 +197,7 @@ impl<T: QueueMgmt> QueueAdapter<T> {
         idx: c_int,
     ) -> c_int {
         // SAFETY: per this function's contract.
-        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        let (dev, slot) = unsafe { Self::args(dev, mem) };
         from_result(|| {
             let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
             slot.put(T::rx_mem_alloc(dev, idx)?);
@@ -209,7 +223,7 @@ impl<T: QueueMgmt> QueueAdapter<T> {
         idx: c_int,
     ) -> c_int {
         // SAFETY: per this function's contract.
-        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        let (dev, slot) = unsafe { Self::args(dev, mem) };
         from_result(|| {
             let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
             let m = slot.take().ok_or(EINVAL)?;
@@ -231,7 +245,7 @@ impl<T: QueueMgmt> QueueAdapter<T> {
         idx: c_int,
     ) -> c_int {
         // SAFETY: per this function's contract.
-        let (dev, slot) = unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) };
+        let (dev, slot) = unsafe { Self::args(dev, mem) };
         from_result(|| {
             let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
             slot.put(T::rx_stop(dev, idx)?);
@@ -285,6 +299,12 @@ impl<T> Device<T> {
         // SAFETY: the private area holds an initialised `T` (type
         // invariant), as long as the device.
         unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
+    }
+
+    /// Whether the device is up (`netif_running`).
+    pub fn is_running(&self) -> bool {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_running(self.0.as_raw()) }
     }
 
     /// Tells the stack the link is up (`netif_carrier_on`).

@@ -10,9 +10,13 @@
 //! C header: [`include/linux/ethtool.h`](srctree/include/linux/ethtool.h)
 
 use crate::{
-    net::driver::{
-        Device,
-        Operations, //
+    error::from_result,
+    net::{
+        driver::{
+            Device,
+            Operations, //
+        },
+        netlink::request::ExtAck,
     },
     prelude::*,
 };
@@ -39,6 +43,14 @@ pub enum TcpDataSplit {
 }
 
 impl TcpDataSplit {
+    fn from_raw(v: u8) -> Self {
+        match u32::from(v) {
+            bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_DISABLED => Self::Disabled,
+            bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_ENABLED => Self::Enabled,
+            _ => Self::Unknown,
+        }
+    }
+
     fn as_raw(self) -> u8 {
         let v = match self {
             Self::Unknown => bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_UNKNOWN,
@@ -93,6 +105,14 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Applies new ring parameters (`set_ringparam`): the core has merged
+    /// the request into the current ones and checked them against the
+    /// maxima. Implementing it lets user space set tcp-data-split and
+    /// hds-thresh.
+    fn set_ringparam(_dev: &Device<Self>, _ring: &RingParam, _extack: &ExtAck<'_>) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Queue counts (`get_channels`).
     fn channels(_dev: &Device<Self>) -> Channels {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
@@ -124,6 +144,17 @@ impl<T: Ops> Adapter<T> {
             Some(Self::get_ringparam)
         } else {
             None
+        },
+        set_ringparam: if T::HAS_SET_RINGPARAM {
+            Some(Self::set_ringparam)
+        } else {
+            None
+        },
+        supported_ring_params: if T::HAS_SET_RINGPARAM {
+            bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_TCP_DATA_SPLIT
+                | bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_HDS_THRS
+        } else {
+            0
         },
         get_channels: if T::HAS_CHANNELS {
             Some(Self::get_channels)
@@ -173,6 +204,31 @@ impl<T: Ops> Adapter<T> {
         kring.tcp_data_split = r.tcp_data_split.as_raw();
         kring.hds_thresh = r.hds_thresh;
         kring.hds_thresh_max = r.hds_thresh_max;
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `ring`, `kring` and `extack` valid.
+    unsafe extern "C" fn set_ringparam(
+        dev: *mut bindings::net_device,
+        ring: *mut bindings::ethtool_ringparam,
+        kring: *mut bindings::kernel_ethtool_ringparam,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw(dev), &*ring, &*kring) };
+        // SAFETY: null or the request's extended ACK, used only here.
+        let extack = unsafe { ExtAck::from_raw(extack) };
+        let r = RingParam {
+            rx_max_pending: ring.rx_max_pending,
+            tx_max_pending: ring.tx_max_pending,
+            rx_pending: ring.rx_pending,
+            tx_pending: ring.tx_pending,
+            tcp_data_split: TcpDataSplit::from_raw(kring.tcp_data_split),
+            hds_thresh: kring.hds_thresh,
+            hds_thresh_max: kring.hds_thresh_max,
+        };
+        from_result(|| T::set_ringparam(dev, &r, &extack).map(|()| 0))
     }
 
     /// # Safety

@@ -41,6 +41,7 @@ use kernel::{
             Napi,
             Poll, //
         },
+        netlink::request::ExtAck,
         skbuff::{
             DropReason,
             SkBuff, //
@@ -185,6 +186,9 @@ impl Poll for QueuePair {
 pub(crate) struct Nic {
     pdev: ARef<pci::Device>,
     bar: pci::DevresBar<BAR0_SIZE>,
+    /// Header split (`ethtool -G tcp-data-split`), applied when the
+    /// receive rings start.
+    split: Atomic<bool>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -196,6 +200,7 @@ impl Nic {
     ) -> impl PinInit<Self, Error> + 'a {
         try_pin_init!(Self {
             bar,
+            split: Atomic::new(false),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
@@ -307,8 +312,8 @@ impl Nic {
         Ok(())
     }
 
-    /// Points receive queue `idx` at `ring` (2 KiB buffers, advanced
-    /// one-buffer descriptors), gives it every buffer and enables it.
+    /// Points receive queue `idx` at `ring` (2 KiB buffers, 256-byte header
+    /// buffers with header split), gives it every buffer and enables it.
     fn start_rx_ring(&self, idx: usize, ring: &mut RxRing) -> Result {
         let rq = rxq(idx);
         self.wr(rq + Q_DCTL, 0);
@@ -316,15 +321,18 @@ impl Nic {
         // CAST: the halves of a 64-bit address.
         self.wr(rq + Q_BAL, base as u32);
         self.wr(rq + Q_BAH, (base >> 32) as u32);
-        let tail = ring.fill()?;
+        let split = self.split.load(Relaxed);
+        let tail = ring.fill(split)?;
         // CAST: 4 KiB.
         self.wr(rq + Q_LEN, (RING_SIZE * 16) as u32);
         // CAST: 2.
         let kib = (ring::BUF_SIZE >> SRRCTL_BSIZEPKT_SHIFT) as u32;
-        self.wr(
-            rq + Q_SRRCTL,
-            SRRCTL_DESCTYPE_ADV_ONEBUF | SRRCTL_BSIZEHDR_256 | kib,
-        );
+        let desctype = if split {
+            SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS
+        } else {
+            SRRCTL_DESCTYPE_ADV_ONEBUF
+        };
+        self.wr(rq + Q_SRRCTL, desctype | SRRCTL_BSIZEHDR_256 | kib);
         self.wr(rq + Q_HEAD, 0);
         self.wr(rq + Q_TAIL, 0);
         self.wr(rq + Q_DCTL, RXDCTL_VALUE);
@@ -451,7 +459,7 @@ impl ethtool::Ops for Nic {
         });
     }
 
-    fn ringparam(_dev: &Device<Self>) -> ethtool::RingParam {
+    fn ringparam(dev: &Device<Self>) -> ethtool::RingParam {
         // CAST: 256.
         let n = RING_SIZE as u32;
         ethtool::RingParam {
@@ -459,10 +467,36 @@ impl ethtool::Ops for Nic {
             tx_max_pending: n,
             rx_pending: n,
             tx_pending: n,
-            tcp_data_split: ethtool::TcpDataSplit::Disabled,
+            tcp_data_split: if dev.data().split.load(Relaxed) {
+                ethtool::TcpDataSplit::Enabled
+            } else {
+                ethtool::TcpDataSplit::Disabled
+            },
+            // Every frame is split, whatever its payload.
             hds_thresh: 0,
             hds_thresh_max: 0,
         }
+    }
+
+    fn set_ringparam(dev: &Device<Self>, ring: &ethtool::RingParam, extack: &ExtAck<'_>) -> Result {
+        let nic = dev.data();
+        // CAST: 256.
+        let n = RING_SIZE as u32;
+        if ring.rx_pending != n || ring.tx_pending != n {
+            extack.set_msg(c"igb_rs: ring sizes are fixed at 256");
+            return Err(EINVAL);
+        }
+        let split = ring.tcp_data_split == ethtool::TcpDataSplit::Enabled;
+        if split == nic.split.load(Relaxed) {
+            return Ok(());
+        }
+        nic.split.store(split, Relaxed);
+        if dev.is_running() {
+            // The rings restart with the new descriptor type.
+            <Nic as Operations>::stop(dev)?;
+            <Nic as Operations>::open(dev)?;
+        }
+        Ok(())
     }
 
     fn channels(_dev: &Device<Self>) -> ethtool::Channels {

@@ -82,6 +82,10 @@ pub(crate) const TCTL_RTLC: u32 = 1 << 24;
 pub(crate) const SRRCTL_BSIZEPKT_SHIFT: u32 = 10;
 pub(crate) const SRRCTL_BSIZEHDR_256: u32 = 0x400;
 pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
+/// Header split: headers to the header buffer, the rest to the packet
+/// buffer; a frame without a split point is split at the header buffer's
+/// size.
+pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS: u32 = 0x0a00_0000;
 
 /// RXDCTL / TXDCTL: queue enable, and the C driver's thresholds.
 pub(crate) const RXDCTL_VALUE: u32 = 0x0201_0808;

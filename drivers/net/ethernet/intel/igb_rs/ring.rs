@@ -43,6 +43,8 @@ use kernel::{
 pub(crate) const RING_SIZE: usize = 256;
 /// Bytes per buffer.
 pub(crate) const BUF_SIZE: usize = 2048;
+/// Bytes per header buffer, with header split.
+pub(crate) const HDR_SIZE: usize = 256;
 
 /// An advanced receive descriptor: buffer addresses when given to the
 /// device, status and length when it gives it back.
@@ -80,6 +82,10 @@ unsafe impl FromBytes for TxDesc {}
 pub(crate) struct RxRing {
     desc: Coherent<[RxDesc]>,
     bufs: Coherent<[u8]>,
+    /// Header buffers, used with header split.
+    hdrs: Coherent<[u8]>,
+    /// Whether the device splits headers into `hdrs`.
+    split: bool,
     /// The next descriptor the device gives back.
     next: usize,
 }
@@ -97,6 +103,8 @@ impl RxRing {
         Ok(Self {
             desc: Coherent::zeroed_slice(dev, RING_SIZE, GFP_KERNEL)?,
             bufs: Coherent::zeroed_slice(dev, RING_SIZE * BUF_SIZE, GFP_KERNEL)?,
+            hdrs: Coherent::zeroed_slice(dev, RING_SIZE * HDR_SIZE, GFP_KERNEL)?,
+            split: false,
             next: 0,
         })
     }
@@ -110,16 +118,25 @@ impl RxRing {
         self.bufs.dma_address() + (i * BUF_SIZE) as DmaAddress
     }
 
+    fn hdr_dma(&self, i: usize) -> DmaAddress {
+        // CAST: below RING_SIZE * HDR_SIZE.
+        self.hdrs.dma_address() + (i * HDR_SIZE) as DmaAddress
+    }
+
     /// Gives descriptor `i` back to the device, empty.
     fn arm(&self, i: usize) -> Result {
+        let hdr = if self.split { self.hdr_dma(i) } else { 0 };
         io_write!(self.desc, [try: i].addr, self.buf_dma(i));
-        io_write!(self.desc, [try: i].status, 0);
+        io_write!(self.desc, [try: i].status, hdr);
         Ok(())
     }
 
     /// Arms every descriptor but one (a full ring looks empty to the
-    /// device) and returns the tail to write.
-    pub(crate) fn fill(&mut self) -> Result<u32> {
+    /// device) and returns the tail to write. With `split`, the device
+    /// writes each frame's headers to a header buffer (the caller sets the
+    /// queue's descriptor type to match).
+    pub(crate) fn fill(&mut self, split: bool) -> Result<u32> {
+        self.split = split;
         for i in 0..RING_SIZE {
             self.arm(i)?;
         }
@@ -130,6 +147,27 @@ impl RxRing {
 
     fn status(&self, i: usize) -> Result<u64> {
         Ok(io_read!(self.desc, [try: i].status))
+    }
+
+    /// The header length of a split frame, from the write-back's first
+    /// quadword (HDR_LEN, bits 30:21).
+    fn hdr_len(&self, i: usize) -> Result<usize> {
+        let wb: u64 = io_read!(self.desc, [try: i].addr);
+        // CAST: a 10-bit field.
+        Ok(((wb >> 21) & 0x3ff) as usize)
+    }
+
+    /// `len` bytes of buffer `i` of `bufs`, each `size` bytes.
+    ///
+    /// # Safety
+    ///
+    /// The device is done with the buffer until its descriptor is armed
+    /// again.
+    unsafe fn bytes(bufs: &Coherent<[u8]>, size: usize, i: usize, len: usize) -> &[u8] {
+        let len = len.min(size);
+        // SAFETY: inside buffer `i`, which the device does not write, per
+        // the caller.
+        unsafe { core::slice::from_raw_parts(bufs.as_ptr().cast::<u8>().add(i * size), len) }
     }
 
     /// Takes up to `budget` frames off the ring into skbs for `napi`.
@@ -152,23 +190,35 @@ impl RxRing {
             dma_mb(Read);
             // CAST: a 16-bit field.
             let len = ((st >> 32) & 0xffff) as usize;
-            if st & RXD_STAT_EOP == 0 || st & RXD_ERR_MASK != 0 || !(14..=BUF_SIZE).contains(&len) {
+            // With header split, the frame starts in the header buffer.
+            let hlen = if self.split {
+                self.hdr_len(i).unwrap_or(HDR_SIZE + 1)
+            } else {
+                0
+            };
+            let total = hlen + len;
+            if st & RXD_STAT_EOP == 0
+                || st & RXD_ERR_MASK != 0
+                || hlen > HDR_SIZE
+                || len > BUF_SIZE
+                || total < 14
+            {
                 // Frames span one buffer (no jumbo frames yet).
                 done.dropped += 1;
-            } else if let Some(mut skb) = napi.alloc_skb(len as u32) {
-                // SAFETY: the device is done with buffer `i` (DD is set and
-                // read before, ordered by the barrier) until the descriptor
-                // is armed again below; `len` is within the buffer.
-                let data = unsafe {
-                    core::slice::from_raw_parts(
-                        self.bufs.as_ptr().cast::<u8>().add(i * BUF_SIZE),
-                        len,
+            } else if let Some(mut skb) = napi.alloc_skb(total as u32) {
+                // SAFETY: the device is done with buffer `i` and its header
+                // buffer (DD is set and was read before them, ordered by
+                // the barrier) until the descriptor is armed again below.
+                let (hdr, data) = unsafe {
+                    (
+                        Self::bytes(&self.hdrs, HDR_SIZE, i, hlen),
+                        Self::bytes(&self.bufs, BUF_SIZE, i, len),
                     )
                 };
-                if skb.put_data(data).is_ok() {
+                if skb.put_data(hdr).is_ok() && skb.put_data(data).is_ok() {
                     skb.eth_type_trans(napi.dev());
                     done.packets += 1;
-                    done.bytes += len as u64;
+                    done.bytes += total as u64;
                     napi.gro_receive(skb);
                 } else {
                     done.dropped += 1;

@@ -46,8 +46,11 @@ if [ $rc -eq 0 ]; then
 	echo "RESULT: ncdevmem bound a udmabuf to RX queues of $NETIF (exit 0)"
 else
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
-	echo "RESULT: binding failed (ncdevmem exit $rc): the $drv driver has no"
-	echo "        header split and no queue management API, which devmem needs."
-	echo "        The Rust 82576 driver is the project's answer to that."
+	echo "RESULT: binding failed (ncdevmem exit $rc) on the $drv driver; its"
+	echo "        last lines above say which step. devmem needs header split,"
+	echo "        the queue management API, RSS control (ethtool -X) and, to"
+	echo "        bind, page pools that take the memory provider; then flow"
+	echo "        steering (ethtool -N) for traffic. igb_rs has the first three"
+	echo "        so far (see notes/igb-rs-design.md)."
 fi
 exit 0

@@ -146,7 +146,7 @@ suite_net_env() {
 	dev=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..8"
+	echo "1..10"
 	t "carrier on $NETIF" wait_carrier "$NETIF"
 	t "carrier on peer" wait_carrier ns-remote "$PEER"
 	t "ping $REMOTE_V4" ping -c 2 -W 2 "$REMOTE_V4"
@@ -157,6 +157,10 @@ suite_net_env() {
 	t "ethtool -g: ring sizes" sh -c "ethtool -g $NETIF | grep -q '^RX:[[:space:]]*[1-9]'"
 	t "ethtool -l: channels" sh -c "ethtool -l $NETIF | grep -Eq '^(Combined|RX):[[:space:]]*[1-9]'"
 	t "RSS: 32 TCP flows reach every queue vector" python3 "$(dirname "$0")/rss_check.py"
+	t "ethtool -X equal 1: every bucket on queue 0" sh -c "ethtool -X $NETIF equal 1 &&
+		! ethtool -x $NETIF | grep -E '^ +[0-9]+:' | grep -Eq ':.*[1-9]'"
+	t "ethtool -X default: buckets on both queues again" sh -c "ethtool -X $NETIF default &&
+		ethtool -x $NETIF | grep -E '^ +[0-9]+:' | grep -Eq ':.*[1-9]'"
 	return $TAP_FAIL
 }
 

@@ -113,11 +113,44 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// The number of receive rings RSS spreads over (`get_rx_ring_count`).
+    fn rx_ring_count(_dev: &Device<Self>) -> u32 {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The sizes of the RSS indirection table and hash key
+    /// (`get_rxfh_indir_size`, `get_rxfh_key_size`); the hash function is
+    /// Toeplitz.
+    fn rxfh_sizes(_dev: &Device<Self>) -> (u32, u32) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Reads the RSS indirection table and key (`get_rxfh`); the slices
+    /// have the sizes [`Ops::rxfh_sizes`] gave.
+    fn rxfh(_dev: &Device<Self>, _indir: &mut [u32], _key: &mut [u8]) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Changes the RSS indirection table, the key, or both (`set_rxfh`,
+    /// default context, Toeplitz only).
+    fn set_rxfh(
+        _dev: &Device<Self>,
+        _indir: Option<&[u32]>,
+        _key: Option<&[u8]>,
+        _extack: &ExtAck<'_>,
+    ) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Queue counts (`get_channels`).
     fn channels(_dev: &Device<Self>) -> Channels {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 }
+
+/// `ETH_RSS_HASH_TOP`: the Toeplitz hash function.
+// CAST: bit 0.
+const HASH_TOP: u8 = 1 << bindings::ETH_RSS_HASH_TOP_BIT;
 
 /// Copies `src` into the C string field `dst`, cut to fit with its NUL.
 fn copy_str(dst: &mut [c_char], src: &CStr) {
@@ -155,6 +188,31 @@ impl<T: Ops> Adapter<T> {
                 | bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_HDS_THRS
         } else {
             0
+        },
+        get_rx_ring_count: if T::HAS_RX_RING_COUNT {
+            Some(Self::get_rx_ring_count)
+        } else {
+            None
+        },
+        get_rxfh_indir_size: if T::HAS_RXFH_SIZES {
+            Some(Self::get_rxfh_indir_size)
+        } else {
+            None
+        },
+        get_rxfh_key_size: if T::HAS_RXFH_SIZES {
+            Some(Self::get_rxfh_key_size)
+        } else {
+            None
+        },
+        get_rxfh: if T::HAS_RXFH {
+            Some(Self::get_rxfh)
+        } else {
+            None
+        },
+        set_rxfh: if T::HAS_SET_RXFH {
+            Some(Self::set_rxfh)
+        } else {
+            None
         },
         get_channels: if T::HAS_CHANNELS {
             Some(Self::get_channels)
@@ -229,6 +287,103 @@ impl<T: Ops> Adapter<T> {
             hds_thresh_max: kring.hds_thresh_max,
         };
         from_result(|| T::set_ringparam(dev, &r, &extack).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_rx_ring_count(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: per this function's contract.
+        T::rx_ring_count(unsafe { Device::<T>::from_raw(dev) })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_rxfh_indir_size(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: per this function's contract.
+        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) }).0
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_rxfh_key_size(dev: *mut bindings::net_device) -> u32 {
+        // SAFETY: per this function's contract.
+        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) }).1
+    }
+
+    /// The table and key of `p`, each empty when its pointer is null.
+    ///
+    /// # Safety
+    ///
+    /// `p` is valid; its non-null `indir` and `key` point to `indir_size`
+    /// and `key_size` elements, used by no one else during `'a`.
+    unsafe fn rxfh_slices<'a>(p: &bindings::ethtool_rxfh_param) -> (&'a mut [u32], &'a mut [u8]) {
+        // SAFETY: per this function's contract.
+        unsafe {
+            (
+                if p.indir.is_null() {
+                    &mut []
+                } else {
+                    core::slice::from_raw_parts_mut(p.indir, p.indir_size as usize)
+                },
+                if p.key.is_null() {
+                    &mut []
+                } else {
+                    core::slice::from_raw_parts_mut(p.key, p.key_size as usize)
+                },
+            )
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `p` set up by the ethtool core.
+    unsafe extern "C" fn get_rxfh(
+        dev: *mut bindings::net_device,
+        p: *mut bindings::ethtool_rxfh_param,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, p) = unsafe { (Device::<T>::from_raw(dev), &mut *p) };
+        p.hfunc = HASH_TOP;
+        // SAFETY: the core sized the buffers from our sizes.
+        let (indir, key) = unsafe { Self::rxfh_slices(p) };
+        T::rxfh(dev, indir, key);
+        0
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `p` set up by the ethtool core and
+    /// `extack` null or valid.
+    unsafe extern "C" fn set_rxfh(
+        dev: *mut bindings::net_device,
+        p: *mut bindings::ethtool_rxfh_param,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, p) = unsafe { (Device::<T>::from_raw(dev), &mut *p) };
+        // SAFETY: null or the request's extended ACK, used only here.
+        let extack = unsafe { ExtAck::from_raw(extack) };
+        from_result(|| {
+            // 0 is ETH_RSS_HASH_NO_CHANGE.
+            if p.hfunc != 0 && p.hfunc != HASH_TOP {
+                extack.set_msg(c"only the Toeplitz hash is supported");
+                return Err(EOPNOTSUPP);
+            }
+            // CAST: RXH_XFRM_NO_CHANGE is 0xff.
+            let no_change = bindings::RXH_XFRM_NO_CHANGE as u8;
+            if p.rss_context != 0 || (p.input_xfrm != 0 && p.input_xfrm != no_change) {
+                return Err(EOPNOTSUPP);
+            }
+            // SAFETY: the core sized the buffers from our sizes.
+            let (indir, key) = unsafe { Self::rxfh_slices(p) };
+            let indir = (!indir.is_empty()).then_some(&*indir);
+            let key = (!key.is_empty()).then_some(&*key);
+            T::set_rxfh(dev, indir, key, &extack)?;
+            Ok(0)
+        })
     }
 
     /// # Safety

@@ -180,6 +180,32 @@ impl Poll for QueuePair {
     }
 }
 
+/// Entries of the RSS indirection table.
+const RETA_SIZE: usize = 128;
+/// Bytes of the RSS hash key.
+const RSS_KEY_SIZE: usize = 40;
+
+/// The RSS configuration: which queue each hash bucket goes to, and the
+/// Toeplitz key.
+pub(crate) struct Rss {
+    reta: [u8; RETA_SIZE],
+    key: [u8; RSS_KEY_SIZE],
+}
+
+impl Rss {
+    /// The system's key, buckets spread evenly over the queue pairs.
+    fn new() -> Self {
+        let mut key = [0u8; RSS_KEY_SIZE];
+        kernel::net::driver::rss_key_fill(&mut key);
+        let mut reta = [0u8; RETA_SIZE];
+        for (i, e) in reta.iter_mut().enumerate() {
+            // CAST: below QUEUES.
+            *e = (i % QUEUES) as u8;
+        }
+        Self { reta, key }
+    }
+}
+
 /// The per-device data of the network device: register access and the
 /// queue pairs.
 #[pin_data]
@@ -189,6 +215,9 @@ pub(crate) struct Nic {
     /// Header split (`ethtool -G tcp-data-split`), applied when the
     /// receive rings start.
     split: Atomic<bool>,
+    /// RSS indirection table and key (`ethtool -X`).
+    #[pin]
+    rss: SpinLock<Rss>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -201,6 +230,7 @@ impl Nic {
         try_pin_init!(Self {
             bar,
             split: Atomic::new(false),
+            rss <- new_spinlock!(Rss::new()),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
@@ -253,18 +283,17 @@ impl Nic {
         self.wr(IMS, IMS_OTHER);
     }
 
-    /// Spreads flows over the queue pairs by their Toeplitz hash.
+    /// Spreads flows over the queue pairs by their Toeplitz hash, as the
+    /// RSS configuration says.
     fn configure_rss(&self) {
-        let mut key = [0u8; 40];
-        kernel::net::driver::rss_key_fill(&mut key);
-        for (i, k) in key.chunks_exact(4).enumerate() {
+        let rss = self.rss.lock();
+        for (i, k) in rss.key.chunks_exact(4).enumerate() {
             self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
         }
-        for i in 0..32 {
-            let entry = |j: usize| ((4 * i + j) % QUEUES) as u32;
-            let reta = entry(0) | entry(1) << 8 | entry(2) << 16 | entry(3) << 24;
-            self.wr(RETA + 4 * i, reta);
+        for (i, e) in rss.reta.chunks_exact(4).enumerate() {
+            self.wr(RETA + 4 * i, u32::from_le_bytes([e[0], e[1], e[2], e[3]]));
         }
+        drop(rss);
         self.wr(RXCSUM, self.rd(RXCSUM) | RXCSUM_PCSD);
         self.wr(MRQC, MRQC_RSS);
     }
@@ -496,6 +525,51 @@ impl ethtool::Ops for Nic {
             <Nic as Operations>::stop(dev)?;
             <Nic as Operations>::open(dev)?;
         }
+        Ok(())
+    }
+
+    fn rx_ring_count(_dev: &Device<Self>) -> u32 {
+        // CAST: 2.
+        QUEUES as u32
+    }
+
+    fn rxfh_sizes(_dev: &Device<Self>) -> (u32, u32) {
+        // CAST: 128 and 40.
+        (RETA_SIZE as u32, RSS_KEY_SIZE as u32)
+    }
+
+    fn rxfh(dev: &Device<Self>, indir: &mut [u32], key: &mut [u8]) {
+        let rss = dev.data().rss.lock();
+        for (d, s) in indir.iter_mut().zip(rss.reta.iter()) {
+            *d = u32::from(*s);
+        }
+        for (d, s) in key.iter_mut().zip(rss.key.iter()) {
+            *d = *s;
+        }
+    }
+
+    fn set_rxfh(
+        dev: &Device<Self>,
+        indir: Option<&[u32]>,
+        key: Option<&[u8]>,
+        _extack: &ExtAck<'_>,
+    ) -> Result {
+        let nic = dev.data();
+        {
+            let mut rss = nic.rss.lock();
+            if let Some(indir) = indir {
+                for (d, s) in rss.reta.iter_mut().zip(indir) {
+                    // The core checked each entry against the ring count.
+                    *d = u8::try_from(*s).map_err(|_| EINVAL)?;
+                }
+            }
+            if let Some(key) = key {
+                for (d, s) in rss.key.iter_mut().zip(key) {
+                    *d = *s;
+                }
+            }
+        }
+        nic.configure_rss();
         Ok(())
     }
 

@@ -423,3 +423,69 @@ pub(crate) fn tx_niov_at(
     let off = virt % PAGE_SIZE;
     b.net_iov_at(virt).map(|n| (n, off))
 }
+
+#[kunit_tests(devmem_rs_genl)]
+mod tests {
+    use super::*;
+    use kernel::{
+        device::Bound,
+        dma_buf::test_exporter,
+        faux,
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// Waits (up to a second) for the bindings of `buf` to be unmapped.
+    fn wait_unmapped(buf: &DmaBuf) -> bool {
+        for _ in 0..100 {
+            if test_exporter::live_maps(buf) == 0 {
+                return true;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn socket_teardown_unbinds_everything_it_owns() -> Result {
+        // CAST: a page fits a u32 segment length.
+        let page = PAGE_SIZE as u32;
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * page)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+
+        // A socket's private data, as the genetlink core sets it up.
+        // SAFETY: all zeroes is a valid bit pattern for the C struct, which
+        // `netdev_nl_sock_priv_init` then initialises.
+        let mut raw: bindings::netdev_nl_sock = unsafe { core::mem::zeroed() };
+        // SAFETY: `raw` is valid and not shared.
+        unsafe { bindings::netdev_nl_sock_priv_init(&mut raw) };
+        // SAFETY: initialised above; lives until the end of the test.
+        let sock = unsafe { SockPriv::from_raw(&mut raw) };
+
+        let mut ids = KVec::new();
+        for _ in 0..2 {
+            let h = Binding::bind(&buf, dev, DataDirection::ToDevice, PAGE_SHIFT as u32)
+                .map_err(|e| e.errno())?;
+            ids.push(ids::publish(&h)?, GFP_KERNEL)?;
+            sock.lock().push(h);
+        }
+        assert_eq!(test_exporter::live_maps(&buf), 2);
+        for &id in ids.iter() {
+            let b = ids::lookup(id).ok_or(EINVAL)?;
+            assert!(b.is_tx());
+        }
+
+        // The socket goes: every binding loses its id and is freed.
+        sock_gone(sock);
+        for &id in ids.iter() {
+            assert!(ids::lookup(id).is_none());
+        }
+        assert!(sock.lock().pop().is_none());
+        assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+}

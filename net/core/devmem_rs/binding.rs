@@ -617,6 +617,7 @@ impl Drop for BindingRef {
 #[kunit_tests(devmem_rs_binding)]
 mod tests {
     use super::*;
+    use crate::rig::wait_unmapped;
     use kernel::{
         device::Bound,
         dma_buf::test_exporter,
@@ -635,17 +636,6 @@ mod tests {
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
         Ok(f(dev))
-    }
-
-    /// Waits (up to a second) for a dropped binding's mapping to go.
-    fn wait_unmapped(buf: &DmaBuf) -> bool {
-        for _ in 0..100 {
-            if test_exporter::live_maps(buf) == 0 {
-                return true;
-            }
-            fsleep(Delta::from_millis(10));
-        }
-        false
     }
 
     #[test]

@@ -427,26 +427,8 @@ pub(crate) fn tx_niov_at(
 #[kunit_tests(devmem_rs_genl)]
 mod tests {
     use super::*;
-    use kernel::{
-        device::Bound,
-        dma_buf::test_exporter,
-        faux,
-        time::{
-            delay::fsleep,
-            Delta, //
-        },
-    };
-
-    /// Waits (up to a second) for the bindings of `buf` to be unmapped.
-    fn wait_unmapped(buf: &DmaBuf) -> bool {
-        for _ in 0..100 {
-            if test_exporter::live_maps(buf) == 0 {
-                return true;
-            }
-            fsleep(Delta::from_millis(10));
-        }
-        false
-    }
+    use crate::rig::wait_unmapped;
+    use kernel::{device::Bound, dma_buf::test_exporter, faux};
 
     #[test]
     fn socket_teardown_unbinds_everything_it_owns() -> Result {

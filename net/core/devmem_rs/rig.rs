@@ -22,7 +22,10 @@ use kernel::{
         DataDirection,
         DmaAddress, //
     },
-    dma_buf::test_exporter,
+    dma_buf::{
+        test_exporter,
+        DmaBuf, //
+    },
     faux,
     net::{
         netdev::{
@@ -36,6 +39,10 @@ use kernel::{
         PAGE_SIZE, //
     },
     prelude::*,
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
 };
 
 /// A page of the test exporter's segments.
@@ -175,4 +182,16 @@ pub(crate) fn with_handle(pages: u32, f: impl FnOnce(&mut Handle, &Device) -> Re
     let mut h =
         Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
     f(&mut h, dev)
+}
+
+/// Waits (up to a second) for every mapping of `buf` to go: a binding's
+/// last reference frees it from a work item, after an RCU grace period.
+pub(crate) fn wait_unmapped(buf: &DmaBuf) -> bool {
+    for _ in 0..100 {
+        if test_exporter::live_maps(buf) == 0 {
+            return true;
+        }
+        fsleep(Delta::from_millis(10));
+    }
+    false
 }

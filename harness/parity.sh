@@ -5,15 +5,18 @@
 # CONFIG_NET_DEVMEM_RUST=n (in a build directory of its own, seeded from the
 # main one the first time so that it builds incrementally), run the
 # devmem-bind scenarios on it, and compare what each kernel answered, case
-# by case, with the run of the main kernel in RUST_RESULTS.
+# by case, with the run of the main kernel in RUST_RESULTS. The data-path
+# suites given after it (devmem.py) run on the C core too and are judged
+# against the same expectations.
 #
-# Usage: parity.sh RUST_RESULTS
+# Usage: parity.sh RUST_RESULTS [SUITE...]
 # Prints result lines for results.py (name, pass or fail, detail; tabs).
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 rust_res=$1
+shift
 main_out=$KBUILD_OUT
 export KBUILD_OUT=$CACHE_DIR/build-c
 res=$CACHE_DIR/check/vm-c
@@ -31,6 +34,9 @@ fi
 printf 'kernel-build (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
 
 t0=$(date +%s)
-KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" devmem-bind >&2 || true
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" devmem-bind "$@" >&2 || true
 printf 'vm-boot (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
 python3 "$HARNESS_DIR/parity.py" "$res/devmem-bind.tap" "$rust_res/devmem-bind.tap"
+# The other suites, the kernel log and kmemleak of the C core's run.
+echo "$*" >"$res/suites"
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" --tsv ' (C core)'

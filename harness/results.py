@@ -4,6 +4,10 @@
 the expectations file.
 
 Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
+       results.py EXPECTATIONS RESULTS_DIR --tsv LABEL
+
+With --tsv, judges a second run (the C core's) and prints one result line
+per suite, name suffixed with LABEL, as --after takes them.
 
 Every KUnit test case that runs must pass. A kselftest case must pass when
 the expectations file claims it ('pass'); a SKIP of a claimed case is a
@@ -24,7 +28,8 @@ RESULT_RE = re.compile(
     r'(?P<name>[^#]*?)\s*(?:#\s*(?P<directive>\S+)\s*(?P<reason>.*))?$')
 PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
 KERNEL_SPLAT_RE = re.compile(
-    r'(WARNING: CPU: \d+|BUG: |Oops|kernel BUG at|UBSAN:|KASAN:|'
+    r'(WARNING: CPU: \d+|WARNING: \S+:\d+ at |cut here|BUG: |Oops|kernel BUG at|'
+    r'UBSAN:|KASAN:|'
     r'general protection fault|Kernel panic|list_(add|del) corruption|'
     r'refcount_t: |INFO: task .* blocked for more than)')
 
@@ -206,7 +211,11 @@ def judge_plain(text):
 
 def main():
     args = sys.argv[1:]
-    static = after = None
+    static = after = label = None
+    if '--tsv' in args:
+        i = args.index('--tsv')
+        label = args[i + 1]
+        del args[i:i + 2]
     if '--static' in args:
         i = args.index('--static')
         static = args[i + 1]
@@ -224,6 +233,10 @@ def main():
     out = []
 
     def report(name, p, f, s, lines, what):
+        if label is not None:
+            detail = '; '.join([what] + [l.strip() for l in lines])
+            out.append(f"{name}{label}\t{'fail' if f else 'pass'}\t{detail}")
+            return
         total[0] += p
         total[1] += f
         total[2] += s
@@ -292,6 +305,8 @@ def main():
         report_tsv(after)
 
     print('\n'.join(out))
+    if label is not None:
+        return 0
     print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
     return 1 if total[1] else 0
 

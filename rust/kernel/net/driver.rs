@@ -24,6 +24,7 @@ use crate::{
     },
     net::{
         netdev::NetDevice,
+        netlink::request::ExtAck,
         skbuff::SkBuff, //
     },
     prelude::*,
@@ -94,18 +95,66 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 }
 
+/// Offloads of a device (`netdev_features_t`), fixed: user space sees them
+/// on and cannot turn them off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features(u64);
+
+impl Features {
+    const fn bit(b: u32) -> Self {
+        Self(1 << b)
+    }
+
+    /// Sends packets in pieces (`NETIF_F_SG`).
+    pub const SG: Self = Self::bit(bindings::NETIF_F_SG_BIT);
+    /// Fills in TCP and UDP checksums over IPv4 (`NETIF_F_IP_CSUM`).
+    pub const IP_CSUM: Self = Self::bit(bindings::NETIF_F_IP_CSUM_BIT);
+    /// Fills in TCP and UDP checksums over IPv6 (`NETIF_F_IPV6_CSUM`).
+    pub const IPV6_CSUM: Self = Self::bit(bindings::NETIF_F_IPV6_CSUM_BIT);
+    /// Checks received checksums (`NETIF_F_RXCSUM`).
+    pub const RXCSUM: Self = Self::bit(bindings::NETIF_F_RXCSUM_BIT);
+    /// Steers flows by ethtool rules (`NETIF_F_NTUPLE`).
+    pub const NTUPLE: Self = Self::bit(bindings::NETIF_F_NTUPLE_BIT);
+}
+
+impl core::ops::BitOr for Features {
+    type Output = Self;
+
+    fn bitor(self, o: Self) -> Self {
+        Self(self.0 | o.0)
+    }
+}
+
 /// Restarting one receive queue at a time (`struct netdev_queue_mgmt_ops`),
 /// which memory providers need: the core allocates a queue's new memory,
 /// stops the queue, starts it with the new memory and frees the old.
 ///
 /// Callbacks run with the device's instance lock held.
+#[vtable]
 pub trait QueueMgmt: Operations {
     /// Everything one receive queue owns (ring, buffers, page pools).
     type RxQueueMem: Send;
 
-    /// Allocates memory for receive queue `idx` as its configuration and
-    /// memory provider ask now. The queue keeps running on its old memory.
-    fn rx_mem_alloc(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
+    /// Whether the queues honour [`QueueConfig::rx_page_size`], so that a
+    /// memory provider may ask for buffers of another size
+    /// (`QCFG_RX_PAGE_SIZE`).
+    const RX_PAGE_SIZE: bool = false;
+
+    /// The configuration of a queue nobody asked anything of.
+    fn default_config(_dev: &Device<Self>) -> QueueConfig {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Checks a configuration: the defaults, then with what the queue's
+    /// memory provider asks. Errors come with an `extack` message.
+    fn validate_config(_dev: &Device<Self>, _cfg: &QueueConfig, _extack: &ExtAck<'_>) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Allocates memory for receive queue `idx` with configuration `cfg`,
+    /// page pools included: a pool made now takes the queue's current
+    /// memory provider. The queue keeps running on its old memory.
+    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<Self::RxQueueMem>;
 
     /// Stops receive queue `idx` and gives up its memory.
     fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
@@ -116,6 +165,22 @@ pub trait QueueMgmt: Operations {
         mem: Self::RxQueueMem,
         idx: u32,
     ) -> Result<(), (Error, Self::RxQueueMem)>;
+}
+
+/// The configuration of one receive queue (`struct netdev_queue_config`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// Bytes per receive buffer, a power of two; 0 when neither the driver
+    /// nor a memory provider chose.
+    pub rx_page_size: u32,
+}
+
+impl QueueConfig {
+    fn from_raw(raw: &bindings::netdev_queue_config) -> Self {
+        Self {
+            rx_page_size: raw.rx_page_size,
+        }
+    }
 }
 
 /// What the core's per-queue memory area holds: queue memory or nothing.
@@ -165,8 +230,22 @@ impl<T: QueueMgmt> QueueAdapter<T> {
         ndo_queue_mem_free: Some(Self::mem_free),
         ndo_queue_start: Some(Self::start),
         ndo_queue_stop: Some(Self::stop),
-        // SAFETY: all-zero is valid for the remaining fields: no op, no
-        // parameters.
+        ndo_default_qcfg: if T::HAS_DEFAULT_CONFIG {
+            Some(Self::default_qcfg)
+        } else {
+            None
+        },
+        ndo_validate_qcfg: if T::HAS_VALIDATE_CONFIG {
+            Some(Self::validate_qcfg)
+        } else {
+            None
+        },
+        supported_params: if T::RX_PAGE_SIZE {
+            bindings::QCFG_RX_PAGE_SIZE
+        } else {
+            0
+        },
+        // SAFETY: all-zero is valid for the remaining fields: no op.
         ..unsafe { core::mem::zeroed() }
     };
 
@@ -192,15 +271,52 @@ impl<T: QueueMgmt> QueueAdapter<T> {
     /// for `T`, with a per-queue memory area of `ndo_queue_mem_size`.
     unsafe extern "C" fn mem_alloc(
         dev: *mut bindings::net_device,
-        _qcfg: *mut bindings::netdev_queue_config,
+        qcfg: *mut bindings::netdev_queue_config,
         mem: *mut c_void,
         idx: c_int,
     ) -> c_int {
         // SAFETY: per this function's contract.
         let (dev, slot) = unsafe { Self::args(dev, mem) };
+        // SAFETY: the core passes the configuration to allocate for.
+        let cfg = QueueConfig::from_raw(unsafe { &*qcfg });
         from_result(|| {
             let idx = u32::try_from(idx).map_err(|_| EINVAL)?;
-            slot.put(T::rx_mem_alloc(dev, idx)?);
+            slot.put(T::rx_mem_alloc(dev, &cfg, idx)?);
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`, with a
+    /// configuration to fill in.
+    unsafe extern "C" fn default_qcfg(
+        dev: *mut bindings::net_device,
+        qcfg: *mut bindings::netdev_queue_config,
+    ) {
+        // SAFETY: per this function's contract.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        let cfg = T::default_config(dev);
+        // SAFETY: per this function's contract.
+        unsafe { (*qcfg).rx_page_size = cfg.rx_page_size };
+    }
+
+    /// # Safety
+    ///
+    /// As for `default_qcfg`, with `extack` null or valid.
+    unsafe extern "C" fn validate_qcfg(
+        dev: *mut bindings::net_device,
+        qcfg: *mut bindings::netdev_queue_config,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        // SAFETY: per this function's contract.
+        let cfg = QueueConfig::from_raw(unsafe { &*qcfg });
+        // SAFETY: per this function's contract.
+        let extack = unsafe { ExtAck::from_raw(extack) };
+        from_result(|| {
+            T::validate_config(dev, &cfg, &extack)?;
             Ok(0)
         })
     }
@@ -378,6 +494,41 @@ impl<T> Device<T> {
         unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
     }
 
+    /// Gives the device its offloads.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_features(&self, f: Features) {
+        let raw = self.0.as_raw();
+        // SAFETY: not registered, per the caller: no one reads the fields
+        // concurrently.
+        unsafe {
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Declares that the driver sends frags of device memory (`net_iov`s
+    /// of a devmem TX binding) by their DMA addresses
+    /// (`NETMEM_TX_DMA`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`]; and the driver maps frags with
+    /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx), which
+    /// knows `net_iov`s.
+    pub unsafe fn set_netmem_tx(&self) {
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*self.0.as_raw())
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                // CAST: 1, into a two-bit field.
+                .set_netmem_tx(bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong)
+        };
+    }
+
     /// Gives the device the ethtool operations of `T`.
     ///
     /// # Safety
@@ -390,6 +541,32 @@ impl<T> Device<T> {
         // SAFETY: not registered, per the caller: no one reads the field
         // concurrently.
         unsafe { (*self.0.as_raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
+    }
+
+    /// The configuration receive queue `idx` gets when it next starts: the
+    /// driver's defaults with what its memory provider asks
+    /// (`netdev_queue_config`).
+    pub fn queue_config(&self, idx: u32) -> QueueConfig
+    where
+        T: QueueMgmt,
+    {
+        let mut raw = bindings::netdev_queue_config::default();
+        let dev = self.0.as_raw();
+        // SAFETY: a live device; the field is set before registration.
+        if unsafe { (*dev).queue_mgmt_ops }.is_null() {
+            return QueueConfig::default();
+        }
+        // SAFETY: as above; read as C reads it.
+        if idx >= unsafe { (*dev).real_num_rx_queues } {
+            return QueueConfig::default();
+        }
+        let Ok(idx) = c_int::try_from(idx) else {
+            return QueueConfig::default();
+        };
+        // SAFETY: a live device with queue management ops and queue `idx`;
+        // `raw` is written.
+        unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
+        QueueConfig::from_raw(&raw)
     }
 
     /// The number of transmit queues in use.

@@ -20,7 +20,14 @@ use crate::{
     },
     prelude::*,
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    net::{
+        IpAddr,
+        Ipv4Addr,
+        Ipv6Addr, //
+    },
+};
 
 /// What `ethtool -i` shows.
 pub struct DrvInfo<'a> {
@@ -94,6 +101,191 @@ pub struct Channels {
     pub other_count: u32,
 }
 
+/// The protocol a flow steering rule matches (`flow_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowType {
+    /// TCP over IPv4 (`tcp4`).
+    Tcp4,
+    /// TCP over IPv6 (`tcp6`).
+    Tcp6,
+}
+
+/// A flow steering rule (`ethtool -N DEV flow-type tcp4|tcp6 ... action
+/// N`): the fields given must match exactly, the others are wildcards.
+/// Only exact or fully wildcarded fields are expressed; the rest (masks of
+/// some bits, TOS, the `FLOW_EXT` fields, RSS contexts, drop actions) is
+/// refused with `EINVAL` before the driver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowRule {
+    /// The protocol; the addresses are of its family.
+    pub flow_type: FlowType,
+    /// The sender's address.
+    pub src_ip: Option<IpAddr>,
+    /// The receiver's (our) address.
+    pub dst_ip: Option<IpAddr>,
+    /// The sender's port.
+    pub src_port: Option<u16>,
+    /// The receiver's (our) port.
+    pub dst_port: Option<u16>,
+    /// The receive queue matching frames go to.
+    pub queue: u32,
+}
+
+/// `u32` fields as C keeps them: big endian in memory.
+fn be32(v: u32) -> u32 {
+    u32::from_be(v)
+}
+
+/// An exact-or-wildcard field: the value if the mask is all ones, `None`
+/// if zero, an error otherwise.
+fn field<T: PartialEq + Copy>(val: T, mask: T, zero: T, ones: T) -> Result<Option<T>> {
+    if mask == ones {
+        Ok(Some(val))
+    } else if mask == zero {
+        Ok(None)
+    } else {
+        Err(EINVAL)
+    }
+}
+
+fn ip6(words: &[u32; 4]) -> Ipv6Addr {
+    let mut b = [0u8; 16];
+    for (d, w) in b.chunks_exact_mut(4).zip(words) {
+        d.copy_from_slice(&w.to_ne_bytes());
+    }
+    Ipv6Addr::from(b)
+}
+
+fn ip6_words(a: &Ipv6Addr) -> [u32; 4] {
+    let o = a.octets();
+    let mut w = [0u32; 4];
+    for (d, s) in w.iter_mut().zip(o.chunks_exact(4)) {
+        *d = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+    }
+    w
+}
+
+impl FlowRule {
+    /// The rule of a C flow spec.
+    fn from_raw(fs: &bindings::ethtool_rx_flow_spec) -> Result<Self> {
+        if fs.flow_type & (bindings::FLOW_EXT | bindings::FLOW_MAC_EXT | bindings::FLOW_RSS) != 0 {
+            return Err(EINVAL);
+        }
+        // CAST: the queue is the low 32 bits of the cookie; a VF number or
+        // the drop action sets the high ones.
+        let queue = fs.ring_cookie as u32;
+        if fs.ring_cookie >> 32 != 0 {
+            return Err(EINVAL);
+        }
+        let port = |v: u16, m: u16| field(u16::from_be(v), m, 0, !0);
+        match fs.flow_type {
+            bindings::TCP_V4_FLOW => {
+                // SAFETY: the union holds the `tcp4` view for this type.
+                let (h, m) = unsafe { (&fs.h_u.tcp_ip4_spec, &fs.m_u.tcp_ip4_spec) };
+                if m.tos != 0 {
+                    return Err(EINVAL);
+                }
+                let ip = |v: u32, m: u32| {
+                    field(be32(v), m, 0, !0).map(|a| a.map(|a| IpAddr::V4(Ipv4Addr::from(a))))
+                };
+                Ok(Self {
+                    flow_type: FlowType::Tcp4,
+                    src_ip: ip(h.ip4src, m.ip4src)?,
+                    dst_ip: ip(h.ip4dst, m.ip4dst)?,
+                    src_port: port(h.psrc, m.psrc)?,
+                    dst_port: port(h.pdst, m.pdst)?,
+                    queue,
+                })
+            }
+            bindings::TCP_V6_FLOW => {
+                // SAFETY: the union holds the `tcp6` view for this type.
+                let (h, m) = unsafe { (&fs.h_u.tcp_ip6_spec, &fs.m_u.tcp_ip6_spec) };
+                if m.tclass != 0 {
+                    return Err(EINVAL);
+                }
+                let ip = |v: &[u32; 4], m: &[u32; 4]| {
+                    field(*v, *m, [0; 4], [!0; 4]).map(|a| a.map(|a| IpAddr::V6(ip6(&a))))
+                };
+                Ok(Self {
+                    flow_type: FlowType::Tcp6,
+                    src_ip: ip(&h.ip6src, &m.ip6src)?,
+                    dst_ip: ip(&h.ip6dst, &m.ip6dst)?,
+                    src_port: port(h.psrc, m.psrc)?,
+                    dst_port: port(h.pdst, m.pdst)?,
+                    queue,
+                })
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Fills in the C flow spec of the rule at `location`.
+    fn write_raw(&self, location: u32, fs: &mut bindings::ethtool_rx_flow_spec) {
+        *fs = bindings::ethtool_rx_flow_spec::default();
+        fs.location = location;
+        fs.ring_cookie = u64::from(self.queue);
+        let port = |p: Option<u16>| p.map_or((0, 0), |p| (p.to_be(), !0));
+        let (ps, pm) = port(self.src_port);
+        let (pd, pdm) = port(self.dst_port);
+        match self.flow_type {
+            FlowType::Tcp4 => {
+                fs.flow_type = bindings::TCP_V4_FLOW;
+                let ip = |a: Option<IpAddr>| match a {
+                    Some(IpAddr::V4(a)) => (u32::from(a).to_be(), !0),
+                    _ => (0, 0),
+                };
+                let ((s, sm), (d, dm)) = (ip(self.src_ip), ip(self.dst_ip));
+                // SAFETY: writing plain data into a union view.
+                let (h, m) = unsafe { (&mut fs.h_u.tcp_ip4_spec, &mut fs.m_u.tcp_ip4_spec) };
+                (h.ip4src, m.ip4src, h.ip4dst, m.ip4dst) = (s, sm, d, dm);
+                (h.psrc, m.psrc, h.pdst, m.pdst) = (ps, pm, pd, pdm);
+            }
+            FlowType::Tcp6 => {
+                fs.flow_type = bindings::TCP_V6_FLOW;
+                let ip = |a: Option<IpAddr>| match a {
+                    Some(IpAddr::V6(a)) => (ip6_words(&a), [!0; 4]),
+                    _ => ([0; 4], [0; 4]),
+                };
+                let ((s, sm), (d, dm)) = (ip(self.src_ip), ip(self.dst_ip));
+                // SAFETY: as above.
+                let (h, m) = unsafe { (&mut fs.h_u.tcp_ip6_spec, &mut fs.m_u.tcp_ip6_spec) };
+                (h.ip6src, m.ip6src, h.ip6dst, m.ip6dst) = (s, sm, d, dm);
+                (h.psrc, m.psrc, h.pdst, m.pdst) = (ps, pm, pd, pdm);
+            }
+        }
+    }
+
+    /// Whether every field of the flow is given (a full four-tuple).
+    pub fn is_full(&self) -> bool {
+        self.src_ip.is_some()
+            && self.dst_ip.is_some()
+            && self.src_port.is_some()
+            && self.dst_port.is_some()
+    }
+
+    /// Whether a TCP segment from `src`:`sport` to `dst`:`dport` matches.
+    pub fn matches(&self, src: IpAddr, dst: IpAddr, sport: u16, dport: u16) -> bool {
+        let family = matches!(
+            (self.flow_type, src),
+            (FlowType::Tcp4, IpAddr::V4(_)) | (FlowType::Tcp6, IpAddr::V6(_))
+        );
+        family
+            && self.src_ip.is_none_or(|a| a == src)
+            && self.dst_ip.is_none_or(|a| a == dst)
+            && self.src_port.is_none_or(|p| p == sport)
+            && self.dst_port.is_none_or(|p| p == dport)
+    }
+}
+
+/// Where to put a new flow steering rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleLocation {
+    /// At this index of the rule table.
+    At(u32),
+    /// Wherever the driver finds room (`RX_CLS_LOC_ANY`, `FIRST`, `LAST`).
+    Any,
+}
+
 /// The ethtool operations of a driver.
 #[vtable]
 pub trait Ops: Operations {
@@ -144,6 +336,25 @@ pub trait Ops: Operations {
 
     /// Queue counts (`get_channels`).
     fn channels(_dev: &Device<Self>) -> Channels {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The size of the flow steering rule table, and calls `f` with the
+    /// location and contents of each rule in it, in location order
+    /// (`ethtool -n`, through `get_rxnfc`).
+    fn flow_rules(_dev: &Device<Self>, _f: &mut dyn FnMut(u32, &FlowRule)) -> u32 {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Adds or replaces a flow steering rule (`ethtool -N ... action`,
+    /// through `set_rxnfc`); returns its location.
+    fn add_flow_rule(_dev: &Device<Self>, _rule: &FlowRule, _at: RuleLocation) -> Result<u32> {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Removes the rule at `location` (`ethtool -N ... delete`); `ENOENT`
+    /// if there is none.
+    fn del_flow_rule(_dev: &Device<Self>, _location: u32) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -216,6 +427,16 @@ impl<T: Ops> Adapter<T> {
         },
         get_channels: if T::HAS_CHANNELS {
             Some(Self::get_channels)
+        } else {
+            None
+        },
+        get_rxnfc: if T::HAS_FLOW_RULES {
+            Some(Self::get_rxnfc)
+        } else {
+            None
+        },
+        set_rxnfc: if T::HAS_ADD_FLOW_RULE && T::HAS_DEL_FLOW_RULE {
+            Some(Self::set_rxnfc)
         } else {
             None
         },
@@ -382,6 +603,92 @@ impl<T: Ops> Adapter<T> {
             let indir = (!indir.is_empty()).then_some(&*indir);
             let key = (!key.is_empty()).then_some(&*key);
             T::set_rxfh(dev, indir, key, &extack)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with
+    /// `info` valid and, for `ETHTOOL_GRXCLSRLALL`, `locs` room for
+    /// `info.rule_cnt` entries.
+    unsafe extern "C" fn get_rxnfc(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_rxnfc,
+        locs: *mut u32,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, info) = unsafe { (Device::<T>::from_raw(dev), &mut *info) };
+        from_result(|| {
+            match info.cmd {
+                bindings::ETHTOOL_GRXCLSRLCNT => {
+                    let mut n = 0u32;
+                    let max = T::flow_rules(dev, &mut |_, _| n += 1);
+                    info.__bindgen_anon_1.rule_cnt = n;
+                    // The driver picks a location for `RX_CLS_LOC_ANY`.
+                    info.data = u64::from(max | bindings::RX_CLS_LOC_SPECIAL);
+                }
+                bindings::ETHTOOL_GRXCLSRULE => {
+                    let want = info.fs.location;
+                    let mut found = None;
+                    T::flow_rules(dev, &mut |loc, r| {
+                        if loc == want {
+                            found = Some(*r);
+                        }
+                    });
+                    found.ok_or(ENOENT)?.write_raw(want, &mut info.fs);
+                }
+                bindings::ETHTOOL_GRXCLSRLALL => {
+                    // SAFETY: the core sized the union's count and `locs`.
+                    let room = unsafe { info.__bindgen_anon_1.rule_cnt } as usize;
+                    let (mut n, mut over) = (0usize, false);
+                    let max = T::flow_rules(dev, &mut |loc, _| {
+                        if n < room {
+                            // SAFETY: `locs` has room for `room` entries.
+                            unsafe { *locs.add(n) = loc };
+                            n += 1;
+                        } else {
+                            over = true;
+                        }
+                    });
+                    if over {
+                        return Err(EMSGSIZE);
+                    }
+                    info.data = u64::from(max);
+                    // CAST: at most `room`, a u32.
+                    info.__bindgen_anon_1.rule_cnt = n as u32;
+                }
+                _ => return Err(EOPNOTSUPP),
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the ethtool core for a device registered for `T`, with
+    /// `info` valid.
+    unsafe extern "C" fn set_rxnfc(
+        dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_rxnfc,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, info) = unsafe { (Device::<T>::from_raw(dev), &mut *info) };
+        from_result(|| {
+            match info.cmd {
+                bindings::ETHTOOL_SRXCLSRLINS => {
+                    let rule = FlowRule::from_raw(&info.fs)?;
+                    let at = match info.fs.location {
+                        bindings::RX_CLS_LOC_ANY
+                        | bindings::RX_CLS_LOC_FIRST
+                        | bindings::RX_CLS_LOC_LAST => RuleLocation::Any,
+                        l => RuleLocation::At(l),
+                    };
+                    info.fs.location = T::add_flow_rule(dev, &rule, at)?;
+                }
+                bindings::ETHTOOL_SRXCLSRLDEL => T::del_flow_rule(dev, info.fs.location)?,
+                _ => return Err(EOPNOTSUPP),
+            }
             Ok(0)
         })
     }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Page pool memory providers.
+//! Page pools and their memory providers.
+//!
+//! A driver creates a [`Pool`] per receive queue from [`Params`] and fills
+//! its ring with [`PoolNetmem`] buffers, which go back to the pool when
+//! dropped or, once in an skb, when the skb is freed.
 //!
 //! A memory provider supplies a page pool with `net_iov`s instead of pages
 //! (devmem TCP's dma-buf provider, io_uring zero-copy receive). It
@@ -19,13 +23,23 @@
 //! [`include/net/page_pool/memory_provider.h`](srctree/include/net/page_pool/memory_provider.h)
 
 use crate::{
+    device::{
+        Bound,
+        Device, //
+    },
+    dma::{
+        DataDirection,
+        DmaAddress, //
+    },
     error::{
+        from_err_ptr,
         from_result,
         to_result, //
     },
     net::{
         netdev::{
             Locked,
+            NetDevice,
             RxQueue, //
         },
         netlink::request::ExtAck,
@@ -41,7 +55,10 @@ use crate::{
     },
     types::Opaque, //
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 /// `PP_FLAG_DMA_MAP`: the pool maps pages for DMA.
 pub const PP_FLAG_DMA_MAP: u32 = 1 << 0;
@@ -296,6 +313,263 @@ impl MpParams {
     pub fn close_rxq(&self, dev: &Locked<'_>, idx: u32) {
         // SAFETY: the device is locked; the parameters are only compared.
         unsafe { bindings::netif_mp_close_rxq(dev.as_raw(), idx, self.as_raw()) }
+    }
+}
+
+/// How a [`Pool`] is made (`struct page_pool_params`). Pools made here map
+/// their buffers for DMA from the device and sync them for it when they
+/// come back.
+pub struct Params<'a> {
+    raw: bindings::page_pool_params,
+    _refs: PhantomData<(&'a Device<Bound>, &'a NetDevice)>,
+}
+
+impl<'a> Params<'a> {
+    /// A pool of `pool_size` buffers of `PAGE_SIZE << order` bytes, mapped
+    /// for `dev` to write into.
+    pub fn new(dev: &'a Device<Bound>, order: u32, pool_size: u32) -> Self {
+        let mut this = Self {
+            // All zeroes: no device, no netdev, no callback.
+            raw: bindings::page_pool_params::default(),
+            _refs: PhantomData,
+        };
+        let fast = this.fast();
+        fast.order = order;
+        fast.pool_size = pool_size;
+        fast.nid = bindings::NUMA_NO_NODE;
+        fast.dev = dev.as_raw();
+        fast.dma_dir = DataDirection::FromDevice.into();
+        // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
+        fast.max_len = (crate::page::PAGE_SIZE << order) as u32;
+        this.slow().flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV;
+        this
+    }
+
+    /// The hot-path parameters (the `fast` struct group).
+    fn fast(&mut self) -> &mut bindings::page_pool_params__bindgen_ty_1_page_pool_params_fast {
+        // SAFETY: a struct group is a union of two views of the same
+        // plain-data fields; either view is valid.
+        unsafe { &mut self.raw.__bindgen_anon_1.fast }
+    }
+
+    /// The slow-path parameters (the `slow` struct group).
+    fn slow(&mut self) -> &mut bindings::page_pool_params__bindgen_ty_2_page_pool_params_slow {
+        // SAFETY: as in `fast`.
+        unsafe { &mut self.raw.__bindgen_anon_2.slow }
+    }
+
+    /// Syncs only the first `len` bytes of a buffer for the device when it
+    /// comes back: the most the device writes.
+    pub fn max_len(mut self, len: u32) -> Self {
+        self.fast().max_len = len;
+        self
+    }
+
+    /// Serves receive queue `idx` of `netdev`: the pool is listed on the
+    /// device, and takes its buffers from the queue's memory provider if
+    /// it has one (`PP_FLAG_ALLOW_UNREADABLE_NETMEM`). Buffers from a
+    /// provider may not be readable by the CPU.
+    ///
+    /// # Safety
+    ///
+    /// The device's instance lock is held when the pool is created: it
+    /// keeps the queue's provider from changing while the pool takes it.
+    pub unsafe fn rx_queue(mut self, netdev: &'a NetDevice, idx: u32) -> Self {
+        let slow = self.slow();
+        slow.netdev = netdev.as_raw();
+        slow.queue_idx = idx;
+        slow.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
+        self
+    }
+}
+
+/// A page pool the driver made (`page_pool_create`); destroyed on drop
+/// (`page_pool_destroy`). Buffers still out (in skbs, or held elsewhere)
+/// keep the pool's memory alive until they come back.
+///
+/// # Invariants
+///
+/// `ptr` is a pool this object created and destroys.
+pub struct Pool {
+    ptr: NonNull<bindings::page_pool>,
+}
+
+// SAFETY: the pool may be destroyed from any thread. Allocation needs
+// `&mut Pool`, so one context allocates at a time, as the page pool
+// requires.
+unsafe impl Send for Pool {}
+
+impl Pool {
+    /// Creates a pool.
+    pub fn new(params: &Params<'_>) -> Result<Self> {
+        // SAFETY: `params` is valid; the devices it names outlive the call,
+        // and for a queue's pool the caller of `Params::rx_queue` holds
+        // the instance lock.
+        let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&params.raw) })?;
+        Ok(Self {
+            // INVARIANT: created here.
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// The pool as its memory provider sees it.
+    pub fn as_page_pool(&self) -> &PagePool {
+        // SAFETY: valid while `self` lives.
+        unsafe { PagePool::from_raw(self.ptr.as_ptr()) }
+    }
+
+    /// Whether buffers come from a memory provider and may be unreadable
+    /// (`page_pool_is_unreadable`).
+    pub fn is_unreadable(&self) -> bool {
+        // SAFETY: set at creation, read-only afterwards.
+        !unsafe { (*self.ptr.as_ptr()).mp_ops }.is_null()
+    }
+
+    /// A whole buffer (`page_pool_alloc_netmems`), without sleeping; `None`
+    /// when memory or the provider's buffers run out.
+    pub fn alloc(&mut self) -> Option<PoolNetmem> {
+        // SAFETY: the pool is valid; `&mut self` makes this the one
+        // allocating context.
+        let raw = unsafe {
+            bindings::page_pool_alloc_netmems(
+                self.ptr.as_ptr(),
+                bindings::GFP_ATOMIC | bindings::__GFP_NOWARN,
+            )
+        };
+        (raw != 0).then(|| PoolNetmem {
+            netmem: NetmemRef::from_raw(raw),
+            offset: 0,
+            pool: self.ptr,
+        })
+    }
+
+    /// `size` bytes of a buffer shared with other allocations
+    /// (`page_pool_alloc_frag_netmem`), without sleeping.
+    pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
+        let mut offset = 0;
+        // SAFETY: as in `alloc`; `offset` is written before the return.
+        let raw = unsafe {
+            bindings::page_pool_alloc_frag_netmem(
+                self.ptr.as_ptr(),
+                &mut offset,
+                size,
+                bindings::GFP_ATOMIC | bindings::__GFP_NOWARN,
+            )
+        };
+        (raw != 0).then(|| PoolNetmem {
+            netmem: NetmemRef::from_raw(raw),
+            offset,
+            pool: self.ptr,
+        })
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // SAFETY: created by `new`, destroyed once; buffers still out come
+        // back to it later, which the page pool core allows.
+        unsafe { bindings::page_pool_destroy(self.ptr.as_ptr()) };
+    }
+}
+
+/// A buffer from a [`Pool`], holding one of the pool's references to its
+/// memory: a page (or part of one) or a provider's `net_iov`. Dropping it
+/// gives the reference back (`page_pool_put_full_netmem`).
+///
+/// # Invariants
+///
+/// `netmem` came from `pool`, with one reference that this object holds;
+/// the buffer is `offset` bytes into it. The pool's memory stays allocated
+/// while the reference is out.
+pub struct PoolNetmem {
+    netmem: NetmemRef,
+    offset: u32,
+    pool: NonNull<bindings::page_pool>,
+}
+
+// SAFETY: a reference may be given back from any thread.
+unsafe impl Send for PoolNetmem {}
+
+impl PoolNetmem {
+    /// The memory this buffer is in.
+    pub fn netmem(&self) -> NetmemRef {
+        self.netmem
+    }
+
+    /// Where the buffer starts in [`PoolNetmem::netmem`].
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    /// Whether the CPU may read the buffer: a page, not a provider's
+    /// `net_iov`.
+    pub fn is_readable(&self) -> bool {
+        !self.netmem.is_net_iov()
+    }
+
+    /// The device's address of the buffer.
+    pub fn dma_addr(&self) -> DmaAddress {
+        // SAFETY: the pool mapped the memory (`PP_FLAG_DMA_MAP`); the
+        // reference keeps the mapping.
+        let base = unsafe { bindings::page_pool_get_dma_addr_netmem(self.netmem.as_raw()) };
+        base + DmaAddress::from(self.offset)
+    }
+
+    /// Makes the first `len` bytes the device wrote visible to the CPU,
+    /// unless the pool does not sync (provider memory).
+    pub fn sync_for_cpu(&self, len: u32) {
+        // SAFETY: the pool is alive while the reference is out; the range
+        // is inside the buffer's mapping.
+        unsafe {
+            bindings::page_pool_dma_sync_netmem_for_cpu(
+                self.pool.as_ptr(),
+                self.netmem.as_raw(),
+                self.offset,
+                len,
+            )
+        }
+    }
+
+    /// The first `len` bytes of the buffer; `None` for provider memory.
+    ///
+    /// # Safety
+    ///
+    /// The device does not write the buffer while the slice lives, and it
+    /// was synced for the CPU after the device last wrote it.
+    pub unsafe fn bytes(&self, len: u32) -> Option<&[u8]> {
+        if !self.is_readable() {
+            return None;
+        }
+        // SAFETY: a page of the pool, mapped in the kernel's address space.
+        let base = unsafe { bindings::netmem_address(self.netmem.as_raw()) };
+        if base.is_null() {
+            return None;
+        }
+        // SAFETY: `len` bytes from `offset` are inside the buffer (callers
+        // pass at most what the device wrote), not written meanwhile, per
+        // the caller.
+        Some(unsafe {
+            core::slice::from_raw_parts(base.cast::<u8>().add(self.offset as usize), len as usize)
+        })
+    }
+
+    /// Gives up the reference without returning it: the caller now owns
+    /// it (an skb frag, for example).
+    pub fn into_raw(self) -> (NetmemRef, u32) {
+        let r = (self.netmem, self.offset);
+        core::mem::forget(self);
+        r
+    }
+}
+
+impl Drop for PoolNetmem {
+    fn drop(&mut self) {
+        // SAFETY: the pool is alive while the reference is out; this gives
+        // the one reference back, from a context that is not necessarily
+        // the pool's NAPI (no direct recycling).
+        unsafe {
+            bindings::page_pool_put_full_netmem(self.pool.as_ptr(), self.netmem.as_raw(), false)
+        };
     }
 }
 

@@ -11,8 +11,19 @@
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
 use crate::{
+    device::{
+        Bound,
+        Device, //
+    },
+    dma::{
+        DataDirection,
+        DmaAddress, //
+    },
     error::to_result,
-    net::netdev::NetDevice,
+    net::{
+        netdev::NetDevice,
+        page_pool::PoolNetmem, //
+    },
     prelude::*, //
 };
 use core::{
@@ -34,6 +45,92 @@ pub enum DropReason {
     PktTooBig = bindings::skb_drop_reason_SKB_DROP_REASON_PKT_TOO_BIG,
     /// The device reported an error on the frame.
     DevHdr = bindings::skb_drop_reason_SKB_DROP_REASON_DEV_HDR,
+}
+
+/// The most frags a packet has (`MAX_SKB_FRAGS`).
+// CAST: a small configuration value.
+pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
+
+/// A checksum the device is to fill in (`CHECKSUM_PARTIAL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CsumOffload {
+    /// Where the IP header starts in the packet.
+    pub l3_offset: u32,
+    /// Where the TCP or UDP header starts.
+    pub l4_offset: u32,
+    /// IPv4 (else IPv6).
+    pub ipv4: bool,
+    /// TCP (else UDP).
+    pub tcp: bool,
+}
+
+/// How a [`TxMap`] was made, and so how it is undone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapKind {
+    /// `dma_map_single` of the linear part.
+    Single,
+    /// `dma_map_page` of a page frag.
+    Page,
+    /// A `net_iov` frag: its provider's mapping, nothing to undo.
+    NetIov,
+}
+
+/// A part of a packet mapped for a device to read: the linear part or one
+/// frag, for one transmit descriptor. Dropping it without
+/// [`TxMap::unmap`] leaks the mapping.
+#[derive(Debug)]
+pub struct TxMap {
+    addr: DmaAddress,
+    len: u32,
+    kind: MapKind,
+}
+
+impl TxMap {
+    /// The device's address of the part.
+    pub fn addr(&self) -> DmaAddress {
+        self.addr
+    }
+
+    /// Its length.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Undoes the mapping, once the device no longer reads it.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is the device the part was mapped for; the device is done
+    /// with it.
+    pub unsafe fn unmap(self, dev: &Device<Bound>) {
+        let dir = DataDirection::ToDevice.into();
+        // SAFETY: mapped for `dev` in this direction and length, per the
+        // caller and how it was made.
+        unsafe {
+            match self.kind {
+                MapKind::Single => bindings::dma_unmap_single_attrs(
+                    dev.as_raw(),
+                    self.addr,
+                    self.len as usize,
+                    dir,
+                    0,
+                ),
+                MapKind::Page => bindings::dma_unmap_page_attrs(
+                    dev.as_raw(),
+                    self.addr,
+                    self.len as usize,
+                    dir,
+                    0,
+                ),
+                MapKind::NetIov => (),
+            }
+        }
+    }
 }
 
 /// An owned socket buffer.
@@ -131,6 +228,167 @@ impl SkBuff {
         Ok(())
     }
 
+    /// The number of frags (`nr_frags`).
+    pub fn nr_frags(&self) -> u32 {
+        // SAFETY: the buffer is valid; its shared info follows its data.
+        u32::from(unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags })
+    }
+
+    /// The checksum the device is to fill in, if the stack left one
+    /// (`CHECKSUM_PARTIAL`) in a TCP or UDP packet over IPv4 or IPv6.
+    pub fn csum_offload(&self) -> Option<CsumOffload> {
+        // SAFETY: the buffer is ours; read as `ip_summed` is read in C.
+        let summed = unsafe {
+            (*self.as_raw())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_ref()
+                .ip_summed()
+        };
+        if u32::from(summed) != bindings::CHECKSUM_PARTIAL {
+            return None;
+        }
+        // SAFETY: the buffer is valid.
+        let (l3, l4) = unsafe {
+            (
+                bindings::skb_network_offset(self.as_raw()),
+                bindings::skb_checksum_start_offset(self.as_raw()),
+            )
+        };
+        let (l3, l4) = (u32::try_from(l3).ok()?, u32::try_from(l4).ok()?);
+        // SAFETY: the headers of a packet to send are in its linear part.
+        let head =
+            unsafe { core::slice::from_raw_parts((*self.as_raw()).data, self.headlen() as usize) };
+        let ipv4 = match head.get(l3 as usize)? >> 4 {
+            4 => true,
+            6 => false,
+            _ => return None,
+        };
+        let proto = if ipv4 {
+            head.get(l3 as usize + 9)?
+        } else {
+            head.get(l3 as usize + 6)?
+        };
+        let tcp = match proto {
+            6 => true,
+            17 => false,
+            _ => return None,
+        };
+        Some(CsumOffload {
+            l3_offset: l3,
+            l4_offset: l4,
+            ipv4,
+            tcp,
+        })
+    }
+
+    /// Maps the packet for `dev` to read: the linear part (unless empty),
+    /// then each frag; `net_iov` frags have their provider's addresses.
+    /// Hands each part to `f` in order. Stops at the first error (of the
+    /// mapping, or of `f`); the parts handed over are `f`'s to unmap.
+    pub fn map_for_tx(&self, dev: &Device<Bound>, mut f: impl FnMut(TxMap) -> Result) -> Result {
+        let raw = self.as_raw();
+        let dir = DataDirection::ToDevice.into();
+        let headlen = self.headlen();
+        if headlen > 0 {
+            // SAFETY: the linear part is `headlen` bytes at `data`, kept
+            // alive by the packet until the mapping is undone.
+            let addr = unsafe {
+                bindings::dma_map_single_attrs(
+                    dev.as_raw(),
+                    (*raw).data.cast(),
+                    headlen as usize,
+                    dir,
+                    0,
+                )
+            };
+            // SAFETY: checks the address just returned for `dev`.
+            if unsafe { bindings::dma_mapping_error(dev.as_raw(), addr) } != 0 {
+                return Err(ENOMEM);
+            }
+            f(TxMap {
+                addr,
+                len: headlen,
+                kind: MapKind::Single,
+            })?;
+        }
+        // SAFETY: the buffer is valid.
+        let shinfo = unsafe { &*bindings::skb_shinfo(raw) };
+        for frag in shinfo.frags.iter().take(usize::from(shinfo.nr_frags)) {
+            let len = frag.len;
+            // CAST: the tag bit of a `netmem_ref`.
+            let net_iov = frag.netmem & (bindings::NET_IOV as bindings::netmem_ref) != 0;
+            // SAFETY: a frag of this packet, kept alive by it; a page is
+            // mapped, a `net_iov` gives its provider's address.
+            let addr =
+                unsafe { bindings::__skb_frag_dma_map(dev.as_raw(), frag, 0, len as usize, dir) };
+            // SAFETY: as above.
+            if !net_iov && unsafe { bindings::dma_mapping_error(dev.as_raw(), addr) } != 0 {
+                return Err(ENOMEM);
+            }
+            f(TxMap {
+                addr,
+                len,
+                kind: if net_iov {
+                    MapKind::NetIov
+                } else {
+                    MapKind::Page
+                },
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Appends the first `len` bytes of page pool buffer `buf`, starting
+    /// `off` bytes into it, as a frag (`skb_add_rx_frag_netmem`) that
+    /// accounts for `truesize` bytes of memory, and marks the packet's
+    /// frags for return to their pools when it is freed
+    /// (`skb_mark_for_recycle`). The frag takes the buffer's reference. A
+    /// `net_iov` frag makes the packet unreadable. Hands the buffer back
+    /// when the packet has no free frag slot.
+    pub fn add_rx_frag(
+        &mut self,
+        buf: PoolNetmem,
+        off: u32,
+        len: u32,
+        truesize: u32,
+    ) -> Result<(), PoolNetmem> {
+        // SAFETY: the buffer is valid; its shared info follows its data.
+        let nr = unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags };
+        // CAST: MAX_SKB_FRAGS is a small constant.
+        if usize::from(nr) >= MAX_FRAGS || len > truesize {
+            return Err(buf);
+        }
+        let (Ok(o), Ok(l)) = (i32::try_from(buf.offset() + off), i32::try_from(len)) else {
+            return Err(buf);
+        };
+        let (netmem, _) = buf.into_raw();
+        // SAFETY: slot `nr` is free; the frag takes the pool reference the
+        // buffer held, and the recycle mark makes freeing the packet give
+        // it back to the pool.
+        unsafe {
+            bindings::skb_add_rx_frag_netmem(
+                self.as_raw(),
+                nr.into(),
+                netmem.as_raw(),
+                o,
+                l,
+                truesize,
+            );
+            bindings::skb_mark_for_recycle(self.as_raw());
+        }
+        Ok(())
+    }
+
+    /// The length of the protocol headers at the start of `frame`, as far
+    /// as the flow dissector finds them (`eth_get_headlen`): what a driver
+    /// copies into the linear part.
+    pub fn eth_headlen(dev: &NetDevice, frame: &[u8]) -> u32 {
+        let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);
+        // SAFETY: `frame` is readable for `len` bytes; `dev` is live.
+        unsafe { bindings::eth_get_headlen(dev.as_raw(), frame.as_ptr().cast(), len) }
+    }
+
     /// Sets the protocol from the Ethernet header, and the device the
     /// packet came in on (`eth_type_trans`).
     pub fn eth_type_trans(&mut self, dev: &NetDevice) {
@@ -145,6 +403,36 @@ impl SkBuff {
                 .__bindgen_anon_1
                 .as_mut()
                 .protocol = proto
+        };
+    }
+
+    /// Marks the packet's checksums as checked by the device
+    /// (`CHECKSUM_UNNECESSARY`): the stack does not check them again, which
+    /// it could not do over unreadable frags.
+    pub fn set_csum_unnecessary(&mut self) {
+        // CAST: 1, into a two-bit field.
+        let v = bindings::CHECKSUM_UNNECESSARY as u8;
+        // SAFETY: the buffer is ours; `ip_summed` sits in the `headers`
+        // struct group, as `protocol` does.
+        unsafe {
+            (*self.as_raw())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_mut()
+                .set_ip_summed(v)
+        };
+    }
+
+    /// Records the hash the device computed over the flow's addresses and
+    /// ports (`skb_set_hash`, `PKT_HASH_TYPE_L4`).
+    pub fn set_l4_hash(&mut self, hash: u32) {
+        // SAFETY: the buffer is ours.
+        unsafe {
+            bindings::skb_set_hash(
+                self.as_raw(),
+                hash,
+                bindings::pkt_hash_types_PKT_HASH_TYPE_L4,
+            )
         };
     }
 

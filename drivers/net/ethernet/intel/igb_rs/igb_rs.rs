@@ -7,11 +7,14 @@
 //! or the other bound to a device.
 //!
 //! So far: two queue pairs, each on its own MSI-X vector, with RSS across
-//! them; link changes on vector 0; frames copied through 2 KiB coherent
-//! buffers.
+//! them; link changes on vector 0; receive buffers from per-queue page
+//! pools, with header split on request and memory providers (devmem) on
+//! the payload pools; frames sent in place, devmem frags included;
+//! checksums checked and filled in by the device; flow steering rules.
 
 mod regs;
 mod ring;
+mod steer;
 
 use kernel::{
     device::{
@@ -30,7 +33,9 @@ use kernel::{
     net::{
         driver::{
             Device,
+            Features,
             Operations,
+            QueueConfig,
             QueueMgmt,
             Registration,
             Stats64,
@@ -47,7 +52,7 @@ use kernel::{
             SkBuff, //
         },
     },
-    new_spinlock, pci,
+    new_spinlock, new_spinlock_irq, pci,
     prelude::*,
     sync::{
         aref::ARef,
@@ -55,7 +60,8 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
-        SpinLock, //
+        SpinLock,
+        SpinLockIrq, //
     },
     time::{
         delay::fsleep,
@@ -106,7 +112,8 @@ pub(crate) struct QueuePair {
     idx: usize,
     #[pin]
     napi: Napi<QueuePair>,
-    /// The receive ring; `None` while the queue is stopped for a restart.
+    /// The receive ring; `None` while the device is down, or the queue
+    /// stopped for a restart.
     #[pin]
     rx: SpinLock<Option<RxRing>>,
     #[pin]
@@ -124,7 +131,7 @@ impl QueuePair {
         try_pin_init!(Self {
             idx,
             napi <- Napi::new(),
-            rx <- new_spinlock!(Some(RxRing::new(dev)?)),
+            rx <- new_spinlock!(None),
             tx <- new_spinlock!(TxRing::new(dev)?),
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
@@ -145,11 +152,14 @@ impl QueuePair {
         1 << self.vector()
     }
 
-    fn clean_tx(&self, dev: &Device<Nic>) {
+    fn clean_tx(&self, dev: &Device<Nic>, budget: i32) {
         let mut tx = self.tx.lock();
         // CAST: below QUEUES.
         let q = self.idx as u16;
-        if tx.clean() > 0 && dev.queue_stopped(q) && tx.unused() > 0 {
+        if tx.clean(dev.data().bound(), budget) > 0
+            && dev.queue_stopped(q)
+            && tx.unused() >= ring::TX_FRAME_MAX
+        {
             dev.wake_queue(q);
         }
     }
@@ -160,13 +170,24 @@ impl Poll for QueuePair {
         // SAFETY: the NAPI instance was added to this driver's device.
         let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
         let nic = dev.data();
-        this.clean_tx(dev);
+        this.clean_tx(dev, budget);
+        let learn = |frame: &[u8], hash: u32| nic.learn_syn(frame, hash);
+        let watch: Option<ring::SynWatch<'_>> = if nic.learning.load(Relaxed) {
+            Some(&learn)
+        } else {
+            None
+        };
         let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(napi, budget),
+            Some(ring) => ring.poll(napi, budget, watch),
             None => Default::default(),
         };
         if let Some(tail) = tail {
             nic.wr(rxq(this.idx) + Q_TAIL, tail);
+        }
+        if done.starved {
+            // No buffer to receive into, so no interrupt will come: poll
+            // until the pool has memory again.
+            return budget;
         }
         this.rx_packets.add(done.packets, Relaxed);
         this.rx_bytes.add(done.bytes, Relaxed);
@@ -186,10 +207,11 @@ const RETA_SIZE: usize = 128;
 const RSS_KEY_SIZE: usize = 40;
 
 /// The RSS configuration: which queue each hash bucket goes to, and the
-/// Toeplitz key.
+/// Toeplitz key; and the flow steering rules, which take buckets over.
 pub(crate) struct Rss {
     reta: [u8; RETA_SIZE],
     key: [u8; RSS_KEY_SIZE],
+    steer: steer::Steering,
 }
 
 impl Rss {
@@ -202,7 +224,25 @@ impl Rss {
             // CAST: below QUEUES.
             *e = (i % QUEUES) as u8;
         }
-        Self { reta, key }
+        Self {
+            reta,
+            key,
+            steer: steer::Steering::new(),
+        }
+    }
+
+    /// The four entries of RETA register `g`: the table's, or a rule's.
+    fn reta_reg(&self, g: usize) -> u32 {
+        let mut v = [0u8; 4];
+        for (k, e) in v.iter_mut().enumerate() {
+            let b = 4 * g + k;
+            *e = match self.steer.queue_of(b) {
+                // CAST: the rule's queue was checked against QUEUES.
+                Some(q) => q as u8,
+                None => self.reta.get(b).copied().unwrap_or(0),
+            };
+        }
+        u32::from_le_bytes(v)
     }
 }
 
@@ -215,9 +255,12 @@ pub(crate) struct Nic {
     /// Header split (`ethtool -G tcp-data-split`), applied when the
     /// receive rings start.
     split: Atomic<bool>,
-    /// RSS indirection table and key (`ethtool -X`).
+    /// RSS indirection table and key (`ethtool -X`), flow steering rules
+    /// (`ethtool -N`); taken from NAPI too.
     #[pin]
-    rss: SpinLock<Rss>,
+    rss: SpinLockIrq<Rss>,
+    /// Some flow steering rule learns its flows from their SYNs.
+    learning: Atomic<bool>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -230,7 +273,8 @@ impl Nic {
         try_pin_init!(Self {
             bar,
             split: Atomic::new(false),
-            rss <- new_spinlock!(Rss::new()),
+            rss <- new_spinlock_irq!(Rss::new()),
+            learning: Atomic::new(false),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
@@ -290,11 +334,12 @@ impl Nic {
         for (i, k) in rss.key.chunks_exact(4).enumerate() {
             self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
         }
-        for (i, e) in rss.reta.chunks_exact(4).enumerate() {
-            self.wr(RETA + 4 * i, u32::from_le_bytes([e[0], e[1], e[2], e[3]]));
+        for g in 0..RETA_SIZE / 4 {
+            self.wr(RETA + 4 * g, rss.reta_reg(g));
         }
+        self.learning.store(rss.steer.learns(), Relaxed);
         drop(rss);
-        self.wr(RXCSUM, self.rd(RXCSUM) | RXCSUM_PCSD);
+        self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
         self.wr(MRQC, MRQC_RSS);
     }
 
@@ -316,7 +361,7 @@ impl Nic {
             self.wr(tq + Q_DCTL, 0);
             {
                 let mut tx = q.tx.lock();
-                tx.reset();
+                tx.reset(self.bound());
                 let base = tx.dma_address();
                 // CAST: the halves of a 64-bit address.
                 self.wr(tq + Q_BAL, base as u32);
@@ -341,8 +386,9 @@ impl Nic {
         Ok(())
     }
 
-    /// Points receive queue `idx` at `ring` (2 KiB buffers, 256-byte header
-    /// buffers with header split), gives it every buffer and enables it.
+    /// Points receive queue `idx` at `ring` (its buffer size, 256-byte
+    /// header buffers with header split), gives it the armed descriptors
+    /// and enables it.
     fn start_rx_ring(&self, idx: usize, ring: &mut RxRing) -> Result {
         let rq = rxq(idx);
         self.wr(rq + Q_DCTL, 0);
@@ -350,23 +396,39 @@ impl Nic {
         // CAST: the halves of a 64-bit address.
         self.wr(rq + Q_BAL, base as u32);
         self.wr(rq + Q_BAH, (base >> 32) as u32);
-        let split = self.split.load(Relaxed);
-        let tail = ring.fill(split)?;
+        let (head, tail) = ring.rearm()?;
         // CAST: 4 KiB.
         self.wr(rq + Q_LEN, (RING_SIZE * 16) as u32);
-        // CAST: 2.
-        let kib = (ring::BUF_SIZE >> SRRCTL_BSIZEPKT_SHIFT) as u32;
-        let desctype = if split {
-            SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS
+        let kib = ring.buf_size() >> SRRCTL_BSIZEPKT_SHIFT;
+        let desctype = if ring.split() {
+            SRRCTL_DESCTYPE_HDR_SPLIT
         } else {
             SRRCTL_DESCTYPE_ADV_ONEBUF
         };
         self.wr(rq + Q_SRRCTL, desctype | SRRCTL_BSIZEHDR_256 | kib);
-        self.wr(rq + Q_HEAD, 0);
-        self.wr(rq + Q_TAIL, 0);
+        self.wr(rq + Q_HEAD, head);
+        self.wr(rq + Q_TAIL, head);
         self.wr(rq + Q_DCTL, RXDCTL_VALUE);
         self.wr(rq + Q_TAIL, tail);
         Ok(())
+    }
+
+    /// A new receive ring for queue pair `idx` as configured now: header
+    /// split, and the buffer size and memory provider of the queue.
+    ///
+    /// # Safety
+    ///
+    /// The device's instance lock is held.
+    unsafe fn new_rx_ring(
+        &self,
+        dev: &Device<Nic>,
+        idx: usize,
+        cfg: &QueueConfig,
+    ) -> Result<RxRing> {
+        // CAST: below QUEUES.
+        let idx = idx as u32;
+        // SAFETY: the instance lock is held, per the caller.
+        unsafe { RxRing::new(self.bound(), dev, idx, self.split.load(Relaxed), cfg) }
     }
 
     /// Stops the receive and transmit units.
@@ -392,6 +454,19 @@ impl Nic {
         }
     }
 
+    /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
+    /// rule learns from it, its bucket now goes to the rule's queue.
+    fn learn_syn(&self, frame: &[u8], hash: u32) {
+        let Some(t) = steer::syn_tuple(frame) else {
+            return;
+        };
+        let mut rss = self.rss.lock();
+        if let Some(b) = rss.steer.learn(&t, hash) {
+            let g = b / 4;
+            self.wr(RETA + 4 * g, rss.reta_reg(g));
+        }
+    }
+
     /// Receive queue pair `idx`, if there is one.
     fn queue(&self, idx: u32) -> Result<&QueuePair> {
         // CAST: u32 to usize is lossless on Linux.
@@ -404,6 +479,16 @@ impl Operations for Nic {
     fn open(dev: &Device<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
+        for q in &nic.queues {
+            // CAST: below QUEUES.
+            let cfg = dev.queue_config(q.idx as u32);
+            // SAFETY: the core holds the instance lock around the ops of a
+            // device with the queue management API.
+            let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+            // A ring left by a failed open goes outside the lock: its
+            // pools may sleep on the way out.
+            drop(q.rx.lock().replace(ring));
+        }
         nic.configure()?;
         for q in &nic.queues {
             // SAFETY: the core holds the instance lock around the ops of a
@@ -429,6 +514,12 @@ impl Operations for Nic {
             unsafe { q.napi.disable_locked() };
         }
         nic.quiesce();
+        for q in &nic.queues {
+            // The device no longer reads or writes the buffers; the pools
+            // go outside the lock.
+            drop(q.rx.lock().take());
+            q.tx.lock().reset(nic.bound());
+        }
         Ok(())
     }
 
@@ -440,14 +531,14 @@ impl Operations for Nic {
             return TxStatus::Ok;
         };
         let mut tx = q.tx.lock();
-        match tx.push(skb) {
+        match tx.push(nic.bound(), skb) {
             Ok((tail, len)) => {
                 nic.wr(txq(q.idx) + Q_TAIL, tail);
                 q.tx_packets.add(1, Relaxed);
                 q.tx_bytes.add(u64::from(len), Relaxed);
-                if tx.unused() == 0 {
-                    tx.clean();
-                    if tx.unused() == 0 {
+                if tx.unused() < ring::TX_FRAME_MAX {
+                    tx.clean(nic.bound(), 0);
+                    if tx.unused() < ring::TX_FRAME_MAX {
                         dev.stop_queue(qi);
                     }
                 }
@@ -567,8 +658,42 @@ impl ethtool::Ops for Nic {
                 for (d, s) in rss.key.iter_mut().zip(key) {
                     *d = *s;
                 }
+                let Rss { key, steer, .. } = &mut *rss;
+                steer.rekey(key);
             }
         }
+        nic.configure_rss();
+        Ok(())
+    }
+
+    fn flow_rules(dev: &Device<Self>, f: &mut dyn FnMut(u32, &ethtool::FlowRule)) -> u32 {
+        dev.data().rss.lock().steer.for_each(f);
+        // CAST: 16.
+        steer::MAX_RULES as u32
+    }
+
+    fn add_flow_rule(
+        dev: &Device<Self>,
+        rule: &ethtool::FlowRule,
+        at: ethtool::RuleLocation,
+    ) -> Result<u32> {
+        let nic = dev.data();
+        // CAST: u32 to usize is lossless on Linux.
+        if rule.queue as usize >= QUEUES {
+            return Err(EINVAL);
+        }
+        let loc = {
+            let mut rss = nic.rss.lock();
+            let Rss { key, steer, .. } = &mut *rss;
+            steer.add(rule, at, key)?
+        };
+        nic.configure_rss();
+        Ok(loc)
+    }
+
+    fn del_flow_rule(dev: &Device<Self>, location: u32) -> Result {
+        let nic = dev.data();
+        nic.rss.lock().steer.del(location)?;
         nic.configure_rss();
         Ok(())
     }
@@ -585,13 +710,32 @@ impl ethtool::Ops for Nic {
     }
 }
 
+#[vtable]
 impl QueueMgmt for Nic {
     type RxQueueMem = RxRing;
 
-    fn rx_mem_alloc(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
+    const RX_PAGE_SIZE: bool = true;
+
+    fn default_config(_dev: &Device<Self>) -> QueueConfig {
+        QueueConfig {
+            // CAST: a page fits a u32.
+            rx_page_size: kernel::page::PAGE_SIZE as u32,
+        }
+    }
+
+    fn validate_config(_dev: &Device<Self>, cfg: &QueueConfig, extack: &ExtAck<'_>) -> Result {
+        if ring::rx_buf_size(cfg).is_none() {
+            extack.set_msg(c"igb_rs: rx-page-size must be a power of 2 from PAGE_SIZE to 16 KiB");
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
-        nic.queue(idx)?;
-        RxRing::new(nic.bound())
+        let q = nic.queue(idx)?;
+        // SAFETY: the core holds the instance lock around queue ops.
+        unsafe { nic.new_rx_ring(dev, q.idx, cfg) }
     }
 
     fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
@@ -746,10 +890,19 @@ impl pci::Driver for IgbRs {
                         // SAFETY: the instance is in the device's own data.
                         unsafe { q.napi.add(dev, q) };
                     }
-                    // SAFETY: the device is not registered yet.
+                    // SAFETY: the device is not registered yet; frames are
+                    // mapped with `SkBuff::map_for_tx`.
                     unsafe {
                         dev.set_queue_mgmt();
                         dev.set_ethtool_ops();
+                        dev.set_features(
+                            Features::SG
+                                | Features::IP_CSUM
+                                | Features::IPV6_CSUM
+                                | Features::RXCSUM
+                                | Features::NTUPLE,
+                        );
+                        dev.set_netmem_tx();
                     }
                     Ok(())
                 })?;

@@ -82,10 +82,12 @@ pub(crate) const TCTL_RTLC: u32 = 1 << 24;
 pub(crate) const SRRCTL_BSIZEPKT_SHIFT: u32 = 10;
 pub(crate) const SRRCTL_BSIZEHDR_256: u32 = 0x400;
 pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
-/// Header split: headers to the header buffer, the rest to the packet
-/// buffer; a frame without a split point is split at the header buffer's
-/// size.
-pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS: u32 = 0x0a00_0000;
+/// Header split: the headers of IP frames (up to the TCP or UDP header,
+/// else the IP header) to the header buffer, the rest to the packet
+/// buffer; frames without IP headers whole to the packet buffer (header
+/// length 0). Every TCP payload byte lands in a packet buffer, whatever
+/// the frame's size.
+pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT: u32 = 0x0400_0000;
 
 /// RXDCTL / TXDCTL: queue enable, and the C driver's thresholds.
 pub(crate) const RXDCTL_VALUE: u32 = 0x0201_0808;
@@ -107,15 +109,27 @@ pub(crate) const VEC_OTHER: u32 = 0;
 /// RXCSUM: report the RSS hash instead of the IP payload checksum (needed
 /// for RSS).
 pub(crate) const RXCSUM_PCSD: u32 = 1 << 13;
+/// RXCSUM: check IP header and TCP/UDP checksums, report in the status.
+pub(crate) const RXCSUM_IPOFLD: u32 = 1 << 8;
+pub(crate) const RXCSUM_TUOFLD: u32 = 1 << 9;
 
-/// MRQC: RSS, hashing TCP/IPv4, IPv4, TCP/IPv6 (with extension headers)
-/// and IPv6.
-pub(crate) const MRQC_RSS: u32 = 0x0037_0002;
+/// MRQC: RSS over TCP only (TCP/IPv4, TCP/IPv6 with and without extension
+/// headers). Other traffic goes to queue 0: it never reaches a queue
+/// through a bucket a flow steering rule took, which may be a queue of
+/// device memory that only TCP can use.
+pub(crate) const MRQC_RSS: u32 = 0x0025_0002;
 
 // Advanced RX descriptor write-back, second quadword.
 pub(crate) const RXD_STAT_DD: u64 = 1 << 0;
 pub(crate) const RXD_STAT_EOP: u64 = 1 << 1;
 pub(crate) const RXD_ERR_MASK: u64 = 1 << 31;
+/// The headers did not fit the header buffer (HBO): the frame was not
+/// split.
+pub(crate) const RXD_STAT_HBO: u64 = 1 << 23;
+/// The device checked the TCP or UDP checksum, and the IP header's.
+pub(crate) const RXD_STAT_L4CS: u64 = (1 << 5) | (1 << 4);
+/// ... and found it wrong (L4E), or the IP header's (IPE).
+pub(crate) const RXD_ERR_CSUM: u64 = (1 << 29) | (1 << 30);
 
 // Advanced TX data descriptor.
 pub(crate) const TXD_DTYP_DATA: u32 = 0x0030_0000;
@@ -125,3 +139,12 @@ pub(crate) const TXD_DCMD_RS: u32 = 1 << 27;
 pub(crate) const TXD_DCMD_DEXT: u32 = 1 << 29;
 pub(crate) const TXD_PAYLEN_SHIFT: u32 = 14;
 pub(crate) const TXD_STAT_DD: u32 = 1 << 0;
+/// Fill in the TCP or UDP checksum (POPTS.TXSM, in olinfo_status).
+pub(crate) const TXD_POPTS_TXSM: u32 = 1 << 9;
+// Advanced TX context descriptor.
+pub(crate) const TXD_DTYP_CTXT: u32 = 0x0020_0000;
+/// vlan_macip_lens: the IP header's offset (MACLEN), above its length.
+pub(crate) const TXC_MACLEN_SHIFT: u32 = 9;
+/// type_tucmd_mlhl: IPv4 (else IPv6), TCP (else UDP).
+pub(crate) const TXC_TUCMD_IPV4: u32 = 0x400;
+pub(crate) const TXC_TUCMD_L4T_TCP: u32 = 0x800;

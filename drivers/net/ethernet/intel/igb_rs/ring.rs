@@ -2,10 +2,15 @@
 
 //! Descriptor rings of one queue pair.
 //!
-//! Each ring is a coherent array of 16-byte advanced descriptors and, for
-//! now, a coherent array of 2 KiB buffers, one per descriptor: received
-//! frames are copied out of their buffer into a new skb, and frames to send
-//! are copied into theirs. Page pools and zero-copy come with header split.
+//! Each ring is a coherent array of 16-byte advanced descriptors. Receive
+//! buffers come from the queue's page pools: payload buffers from a pool
+//! made for the queue, which takes the queue's memory provider (devmem
+//! `net_iov`s) when it has one, and with header split, 256-byte header
+//! buffers from a second pool of host pages. The headers of a frame are
+//! copied into the skb; its payload stays in the buffer, as a frag. Frames
+//! are sent from where they are: the linear part and page frags mapped
+//! for the device, `net_iov` frags (devmem TX) at their binding's
+//! addresses.
 
 use super::regs::*;
 use kernel::{
@@ -22,16 +27,29 @@ use kernel::{
         io_write, //
     },
     net::{
+        driver::QueueConfig,
         napi::Napi,
+        netdev::NetDevice,
+        page_pool::{
+            Params,
+            Pool,
+            PoolNetmem, //
+        },
         skbuff::{
             DropReason,
-            SkBuff, //
+            SkBuff,
+            TxMap, //
         },
+    },
+    page::{
+        PAGE_SHIFT,
+        PAGE_SIZE, //
     },
     prelude::*,
     sync::barrier::{
         dma_mb,
-        Read, //
+        Read,
+        Write, //
     },
     transmute::{
         AsBytes,
@@ -41,10 +59,16 @@ use kernel::{
 
 /// Descriptors per ring.
 pub(crate) const RING_SIZE: usize = 256;
-/// Bytes per buffer.
-pub(crate) const BUF_SIZE: usize = 2048;
 /// Bytes per header buffer, with header split.
-pub(crate) const HDR_SIZE: usize = 256;
+pub(crate) const HDR_SIZE: u32 = 256;
+/// The largest receive buffer (SRRCTL takes up to 127 KiB; 16 KiB covers
+/// the large `net_iov`s devmem asks for).
+pub(crate) const MAX_RX_BUF: u32 = 16384;
+/// Without header split, at most this much of a frame is copied into the
+/// skb: its headers, as the flow dissector finds them.
+const COPY_MAX: usize = 256;
+/// An Ethernet header.
+const ETH_HLEN: usize = 14;
 
 /// An advanced receive descriptor: buffer addresses when given to the
 /// device, status and length when it gives it back.
@@ -78,17 +102,59 @@ unsafe impl AsBytes for TxDesc {}
 // SAFETY: any bit pattern is valid.
 unsafe impl FromBytes for TxDesc {}
 
-/// The receive ring.
+/// The receive ring of one queue, with its buffers and page pools.
+///
+/// Descriptors `next_to_clean` up to `next_to_fill` (`armed` of them) are
+/// the device's, each with its buffers in `bufs` and `hdrs`.
 pub(crate) struct RxRing {
     desc: Coherent<[RxDesc]>,
-    bufs: Coherent<[u8]>,
-    /// Header buffers, used with header split.
-    hdrs: Coherent<[u8]>,
-    /// Whether the device splits headers into `hdrs`.
-    split: bool,
-    /// The next descriptor the device gives back.
-    next: usize,
+    /// Payload buffers of the armed descriptors.
+    bufs: KVec<Option<PoolNetmem>>,
+    /// Header buffers of the armed descriptors, with header split.
+    hdrs: KVec<Option<PoolNetmem>>,
+    /// Payload buffers: host pages, or the queue's memory provider's.
+    pool: Pool,
+    /// Header buffers, with header split: always host pages.
+    hdr_pool: Option<Pool>,
+    /// Bytes per payload buffer.
+    buf_size: u32,
+    next_to_clean: usize,
+    next_to_fill: usize,
+    armed: usize,
 }
+
+/// The first quadword of a receive write-back.
+#[derive(Clone, Copy)]
+struct RxInfo(u64);
+
+impl RxInfo {
+    /// The header length of a frame the device split (SPH, bit 31, with
+    /// HDR_LEN in bits 30:21); `None` when the whole frame went to the
+    /// packet buffer (no IP header, or headers longer than the header
+    /// buffer, `hbo`).
+    fn split_len(self, hbo: bool) -> Option<u32> {
+        // CAST: a 10-bit field.
+        (self.0 & (1 << 31) != 0 && !hbo).then_some(((self.0 >> 21) & 0x3ff) as u32)
+    }
+
+    /// The RSS hash of a TCP or UDP frame.
+    fn rss_hash(self) -> Option<u32> {
+        // RSS types 1, 3, 6 (TCP), 7 to 9 (UDP).
+        // CAST: the high half of the quadword.
+        matches!(self.0 & 0xf, 1 | 3 | 6..=9).then_some((self.0 >> 32) as u32)
+    }
+
+    /// The RSS hash, if the device hashed the frame as TCP.
+    fn tcp_hash(self) -> Option<u32> {
+        // RSS types 1 (TCP over IPv4) and 3 (TCP over IPv6), bits 3:0.
+        // CAST: the high half of the quadword.
+        matches!(self.0 & 0xf, 1 | 3).then_some((self.0 >> 32) as u32)
+    }
+}
+
+/// Sees the headers of TCP frames with their RSS hash, for flow steering
+/// to learn from.
+pub(crate) type SynWatch<'a> = &'a dyn Fn(&[u8], u32);
 
 /// What one receive poll did.
 #[derive(Default)]
@@ -96,156 +162,306 @@ pub(crate) struct RxDone {
     pub(crate) packets: u64,
     pub(crate) bytes: u64,
     pub(crate) dropped: u64,
+    /// The pools gave no buffer for any descriptor: nothing will arrive
+    /// (and interrupt) until memory comes back, so keep polling.
+    pub(crate) starved: bool,
+}
+
+/// The buffer size of a queue configuration, and its page order; `None`
+/// when the device cannot use it.
+pub(crate) fn rx_buf_size(cfg: &QueueConfig) -> Option<(u32, u32)> {
+    // CAST: a page fits a u32.
+    let size = match cfg.rx_page_size {
+        0 => PAGE_SIZE as u32,
+        s => s,
+    };
+    // CAST: PAGE_SHIFT is small.
+    let shift = PAGE_SHIFT as u32;
+    (size.is_power_of_two() && size >> shift != 0 && size <= MAX_RX_BUF)
+        .then(|| (size, size.ilog2() - shift))
 }
 
 impl RxRing {
-    pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
-        Ok(Self {
+    /// A ring for receive queue `idx` of `netdev` with buffers as `cfg`
+    /// says, header buffers too with `split`, every descriptor but one
+    /// armed (a full ring looks empty to the device).
+    ///
+    /// # Safety
+    ///
+    /// The device's instance lock is held (the pool takes the queue's
+    /// memory provider).
+    pub(crate) unsafe fn new(
+        dev: &Device<Bound>,
+        netdev: &NetDevice,
+        idx: u32,
+        split: bool,
+        cfg: &QueueConfig,
+    ) -> Result<Self> {
+        let (buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
+        // CAST: 256.
+        let n = RING_SIZE as u32;
+        // SAFETY: the instance lock is held, per the caller.
+        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
+        let pool = Pool::new(&params)?;
+        if pool.is_unreadable() && !split {
+            // Whole frames in device memory: nothing could read them. The
+            // core allows a provider only with header split.
+            return Err(EINVAL);
+        }
+        let hdr_pool = if split {
+            // CAST: 16 header buffers a page.
+            let per_page = (PAGE_SIZE as u32 / HDR_SIZE).max(1);
+            Some(Pool::new(&Params::new(dev, 0, 2 * n / per_page))?)
+        } else {
+            None
+        };
+        let mut bufs = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
+        let mut hdrs = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
+        for _ in 0..RING_SIZE {
+            bufs.push(None, GFP_KERNEL)?;
+            hdrs.push(None, GFP_KERNEL)?;
+        }
+        let mut ring = Self {
             desc: Coherent::zeroed_slice(dev, RING_SIZE, GFP_KERNEL)?,
-            bufs: Coherent::zeroed_slice(dev, RING_SIZE * BUF_SIZE, GFP_KERNEL)?,
-            hdrs: Coherent::zeroed_slice(dev, RING_SIZE * HDR_SIZE, GFP_KERNEL)?,
-            split: false,
-            next: 0,
-        })
+            bufs,
+            hdrs,
+            pool,
+            hdr_pool,
+            buf_size,
+            next_to_clean: 0,
+            next_to_fill: 0,
+            armed: 0,
+        };
+        ring.refill()?;
+        if ring.armed == 0 {
+            return Err(ENOMEM);
+        }
+        Ok(ring)
     }
 
     pub(crate) fn dma_address(&self) -> DmaAddress {
         self.desc.dma_address()
     }
 
-    fn buf_dma(&self, i: usize) -> DmaAddress {
-        // CAST: below RING_SIZE * BUF_SIZE.
-        self.bufs.dma_address() + (i * BUF_SIZE) as DmaAddress
+    /// Bytes per payload buffer.
+    pub(crate) fn buf_size(&self) -> u32 {
+        self.buf_size
     }
 
-    fn hdr_dma(&self, i: usize) -> DmaAddress {
-        // CAST: below RING_SIZE * HDR_SIZE.
-        self.hdrs.dma_address() + (i * HDR_SIZE) as DmaAddress
+    /// Whether the device splits headers into header buffers.
+    pub(crate) fn split(&self) -> bool {
+        self.hdr_pool.is_some()
     }
 
-    /// Gives descriptor `i` back to the device, empty.
-    fn arm(&self, i: usize) -> Result {
-        let hdr = if self.split { self.hdr_dma(i) } else { 0 };
-        io_write!(self.desc, [try: i].addr, self.buf_dma(i));
+    /// Writes descriptor `i` with the addresses of its buffers.
+    fn write_desc(&self, i: usize) -> Result {
+        let buf = self.bufs.get(i).and_then(Option::as_ref).ok_or(EINVAL)?;
+        let hdr = self
+            .hdrs
+            .get(i)
+            .and_then(Option::as_ref)
+            .map_or(0, PoolNetmem::dma_addr);
+        io_write!(self.desc, [try: i].addr, buf.dma_addr());
         io_write!(self.desc, [try: i].status, hdr);
         Ok(())
     }
 
-    /// Arms every descriptor but one (a full ring looks empty to the
-    /// device) and returns the tail to write. With `split`, the device
-    /// writes each frame's headers to a header buffer (the caller sets the
-    /// queue's descriptor type to match).
-    pub(crate) fn fill(&mut self, split: bool) -> Result<u32> {
-        self.split = split;
-        for i in 0..RING_SIZE {
-            self.arm(i)?;
+    /// Arms free descriptors with new buffers while the pools have them.
+    /// Returns whether it armed any.
+    fn refill(&mut self) -> Result<bool> {
+        let mut any = false;
+        while self.armed < RING_SIZE - 1 {
+            let i = self.next_to_fill;
+            let Some(buf) = self.pool.alloc() else { break };
+            let hdr = match &mut self.hdr_pool {
+                Some(p) => match p.alloc_frag(HDR_SIZE) {
+                    Some(h) => Some(h),
+                    None => break,
+                },
+                None => None,
+            };
+            *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
+            *self.hdrs.get_mut(i).ok_or(EINVAL)? = hdr;
+            self.write_desc(i)?;
+            self.next_to_fill = (i + 1) % RING_SIZE;
+            self.armed += 1;
+            any = true;
         }
-        self.next = 0;
-        // CAST: RING_SIZE fits.
-        Ok((RING_SIZE - 1) as u32)
+        Ok(any)
+    }
+
+    /// Rewrites every armed descriptor (the device may have written some
+    /// back before the queue stopped: those frames are lost) and returns
+    /// the head and tail to program.
+    pub(crate) fn rearm(&mut self) -> Result<(u32, u32)> {
+        for k in 0..self.armed {
+            self.write_desc((self.next_to_clean + k) % RING_SIZE)?;
+        }
+        // CAST: below RING_SIZE.
+        Ok((self.next_to_clean as u32, self.next_to_fill as u32))
     }
 
     fn status(&self, i: usize) -> Result<u64> {
         Ok(io_read!(self.desc, [try: i].status))
     }
 
-    /// The header length of a split frame, from the write-back's first
-    /// quadword (HDR_LEN, bits 30:21).
-    fn hdr_len(&self, i: usize) -> Result<usize> {
-        let wb: u64 = io_read!(self.desc, [try: i].addr);
-        // CAST: a 10-bit field.
-        Ok(((wb >> 21) & 0x3ff) as usize)
+    /// The first quadword of a write-back: packet info, header length and
+    /// RSS hash.
+    fn info(&self, i: usize) -> Result<RxInfo> {
+        Ok(RxInfo(io_read!(self.desc, [try: i].addr)))
     }
 
-    /// `len` bytes of buffer `i` of `bufs`, each `size` bytes.
-    ///
-    /// # Safety
-    ///
-    /// The device is done with the buffer until its descriptor is armed
-    /// again.
-    unsafe fn bytes(bufs: &Coherent<[u8]>, size: usize, i: usize, len: usize) -> &[u8] {
-        let len = len.min(size);
-        // SAFETY: inside buffer `i`, which the device does not write, per
-        // the caller.
-        unsafe { core::slice::from_raw_parts(bufs.as_ptr().cast::<u8>().add(i * size), len) }
+    /// Builds the skb of a split frame: `hlen` bytes of headers in `hdr`,
+    /// `len` bytes of payload in `buf`.
+    fn build_split(
+        &self,
+        napi: &Napi<super::QueuePair>,
+        (hdr, hlen): (PoolNetmem, u32),
+        (buf, len): (PoolNetmem, u32),
+        watch: Option<(SynWatch<'_>, u32)>,
+    ) -> Result<SkBuff, DropReason> {
+        if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
+            return Err(DropReason::DevHdr);
+        }
+        let mut skb = napi.alloc_skb(hlen).ok_or(DropReason::NoMem)?;
+        hdr.sync_for_cpu(hlen);
+        // SAFETY: the device wrote the header buffer before setting DD and
+        // no longer owns it; it was synced just above.
+        let head = unsafe { hdr.bytes(hlen) }.ok_or(DropReason::NotSpecified)?;
+        if let Some((f, hash)) = watch {
+            f(head, hash);
+        }
+        skb.put_data(head).map_err(|_| DropReason::NoMem)?;
+        drop(hdr);
+        if len > 0 {
+            buf.sync_for_cpu(len);
+            skb.add_rx_frag(buf, 0, len, self.buf_size)
+                .map_err(|_| DropReason::NotSpecified)?;
+        }
+        Ok(skb)
     }
 
-    /// Takes up to `budget` frames off the ring into skbs for `napi`.
-    /// Returns what it did and the new tail, if it gave descriptors back.
+    /// Builds the skb of a whole frame of `len` bytes in `buf`: its headers
+    /// copied, the rest left in the buffer as a frag.
+    fn build_whole(
+        &self,
+        napi: &Napi<super::QueuePair>,
+        (buf, len): (PoolNetmem, u32),
+        watch: Option<(SynWatch<'_>, u32)>,
+    ) -> Result<SkBuff, DropReason> {
+        if (len as usize) < ETH_HLEN || len > self.buf_size {
+            return Err(DropReason::DevHdr);
+        }
+        buf.sync_for_cpu(len);
+        // SAFETY: as in `build_split`, for the payload buffer; `None` for
+        // provider memory, which needs header split.
+        let data = unsafe { buf.bytes(len) }.ok_or(DropReason::NotSpecified)?;
+        let head = &data[..data.len().min(COPY_MAX)];
+        if let Some((f, hash)) = watch {
+            f(head, hash);
+        }
+        let hlen = (SkBuff::eth_headlen(napi.dev(), head) as usize).clamp(ETH_HLEN, head.len());
+        // CAST: at most COPY_MAX.
+        let mut skb = napi.alloc_skb(hlen as u32).ok_or(DropReason::NoMem)?;
+        skb.put_data(&data[..hlen]).map_err(|_| DropReason::NoMem)?;
+        // CAST: at most COPY_MAX.
+        let hlen = hlen as u32;
+        if len > hlen {
+            skb.add_rx_frag(buf, hlen, len - hlen, self.buf_size)
+                .map_err(|_| DropReason::NotSpecified)?;
+        }
+        Ok(skb)
+    }
+
+    /// Takes up to `budget` frames off the ring into skbs for `napi`, then
+    /// arms the free descriptors again. Shows `watch` the headers of TCP
+    /// frames. Returns what it did and the new tail, if it armed
+    /// descriptors.
     pub(crate) fn poll(
         &mut self,
         napi: &Napi<super::QueuePair>,
         budget: i32,
+        watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
         let mut done = RxDone::default();
-        let mut last = None;
         let mut n = 0;
-        while n < budget {
-            let i = self.next;
+        while n < budget && self.armed > 0 {
+            let i = self.next_to_clean;
             let Ok(st) = self.status(i) else { break };
             if st & RXD_STAT_DD == 0 {
                 break;
             }
-            // Read the rest of the descriptor and the buffer after DD.
+            // Read the rest of the descriptor and the buffers after DD.
             dma_mb(Read);
-            // CAST: a 16-bit field.
-            let len = ((st >> 32) & 0xffff) as usize;
-            // With header split, the frame starts in the header buffer.
-            let hlen = if self.split {
-                self.hdr_len(i).unwrap_or(HDR_SIZE + 1)
+            let Ok(info) = self.info(i) else { break };
+            let hlen = if self.split() {
+                info.split_len(st & RXD_STAT_HBO != 0)
             } else {
-                0
+                None
             };
-            let total = hlen + len;
-            if st & RXD_STAT_EOP == 0
-                || st & RXD_ERR_MASK != 0
-                || hlen > HDR_SIZE
-                || len > BUF_SIZE
-                || total < 14
-            {
-                // Frames span one buffer (no jumbo frames yet).
-                done.dropped += 1;
-            } else if let Some(mut skb) = napi.alloc_skb(total as u32) {
-                // SAFETY: the device is done with buffer `i` and its header
-                // buffer (DD is set and was read before them, ordered by
-                // the barrier) until the descriptor is armed again below.
-                let (hdr, data) = unsafe {
-                    (
-                        Self::bytes(&self.hdrs, HDR_SIZE, i, hlen),
-                        Self::bytes(&self.bufs, BUF_SIZE, i, len),
-                    )
-                };
-                if skb.put_data(hdr).is_ok() && skb.put_data(data).is_ok() {
-                    skb.eth_type_trans(napi.dev());
-                    done.packets += 1;
-                    done.bytes += total as u64;
-                    napi.gro_receive(skb);
-                } else {
-                    done.dropped += 1;
-                    skb.drop_reason(DropReason::NoMem);
-                }
-            } else {
-                done.dropped += 1;
-            }
-            if self.arm(i).is_err() {
-                break;
-            }
-            last = Some(i);
-            self.next = (i + 1) % RING_SIZE;
+            let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
+            let buf = self.bufs.get_mut(i).and_then(Option::take);
+            let hdr = self.hdrs.get_mut(i).and_then(Option::take);
+            self.next_to_clean = (i + 1) % RING_SIZE;
+            self.armed -= 1;
             n += 1;
+            // CAST: a 16-bit field.
+            let len = ((st >> 32) & 0xffff) as u32;
+            let built = match (buf, hdr, hlen) {
+                // Frames span one buffer: no jumbo frames yet.
+                _ if st & RXD_STAT_EOP == 0 || st & RXD_ERR_MASK != 0 => Err(DropReason::DevHdr),
+                (Some(buf), Some(hdr), Some(hlen)) => {
+                    self.build_split(napi, (hdr, hlen), (buf, len), watch)
+                }
+                // Not split: the whole frame is in the packet buffer.
+                (Some(buf), _, _) => self.build_whole(napi, (buf, len), watch),
+                _ => Err(DropReason::NotSpecified),
+            };
+            match built {
+                Ok(mut skb) => {
+                    if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
+                        skb.set_csum_unnecessary();
+                    }
+                    if let Some(hash) = info.rss_hash() {
+                        skb.set_l4_hash(hash);
+                    }
+                    done.packets += 1;
+                    done.bytes += u64::from(skb.len());
+                    skb.eth_type_trans(napi.dev());
+                    napi.gro_receive(skb);
+                }
+                Err(_) => done.dropped += 1,
+            }
         }
+        let armed = self.refill().unwrap_or(false);
+        done.starved = self.armed == 0;
         // CAST: below RING_SIZE.
-        (done, last.map(|i| i as u32))
+        (done, armed.then_some(self.next_to_fill as u32))
     }
 }
 
-/// The transmit ring.
+/// A transmit descriptor's share of a frame: the part of it the
+/// descriptor sends and, on the frame's first descriptor, the frame and
+/// where it ends.
+#[derive(Default)]
+struct TxSlot {
+    map: Option<TxMap>,
+    /// On a frame's first descriptor: the frame, freed once sent.
+    skb: Option<SkBuff>,
+    /// On a frame's first descriptor: its last one, whose write-back says
+    /// the frame was sent.
+    eop: usize,
+}
+
+/// The transmit ring: frames are sent from where they are, mapped for the
+/// device piece by piece; `net_iov` frags (devmem TX) by the addresses
+/// their binding mapped.
 pub(crate) struct TxRing {
     desc: Coherent<[TxDesc]>,
-    bufs: Coherent<[u8]>,
+    slots: KVec<TxSlot>,
     /// The next descriptor to fill.
     next_to_use: usize,
-    /// The oldest descriptor the device may not have finished.
+    /// The first descriptor of the oldest frame not known to be sent.
     next_to_clean: usize,
 }
 
@@ -257,11 +473,23 @@ pub(crate) enum TxError {
     Dropped,
 }
 
+/// The most descriptors a frame takes: a context descriptor, the linear
+/// part, the frags.
+pub(crate) const TX_FRAME_MAX: usize = 2 + kernel::net::skbuff::MAX_FRAGS;
+
+fn next(i: usize) -> usize {
+    (i + 1) % RING_SIZE
+}
+
 impl TxRing {
     pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
+        let mut slots = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
+        for _ in 0..RING_SIZE {
+            slots.push(TxSlot::default(), GFP_KERNEL)?;
+        }
         Ok(Self {
             desc: Coherent::zeroed_slice(dev, RING_SIZE, GFP_KERNEL)?,
-            bufs: Coherent::zeroed_slice(dev, RING_SIZE * BUF_SIZE, GFP_KERNEL)?,
+            slots,
             next_to_use: 0,
             next_to_clean: 0,
         })
@@ -271,7 +499,19 @@ impl TxRing {
         self.desc.dma_address()
     }
 
-    pub(crate) fn reset(&mut self) {
+    /// Frees what the ring still holds, sent or not, and empties it; the
+    /// device no longer reads it.
+    pub(crate) fn reset(&mut self, dev: &Device<Bound>) {
+        for slot in self.slots.iter_mut() {
+            if let Some(m) = slot.map.take() {
+                // SAFETY: mapped for `dev`, the ring's device; the
+                // transmit unit is stopped.
+                unsafe { m.unmap(dev) };
+            }
+            if let Some(skb) = slot.skb.take() {
+                skb.drop_reason(DropReason::DevReady);
+            }
+        }
         self.next_to_use = 0;
         self.next_to_clean = 0;
     }
@@ -281,61 +521,117 @@ impl TxRing {
         (self.next_to_clean + RING_SIZE - self.next_to_use - 1) % RING_SIZE
     }
 
-    /// Copies `skb` into the next buffer and fills its descriptor; returns
+    /// Writes transmit descriptor `i`.
+    fn write(&self, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
+        io_write!(self.desc, [try: i].addr, addr);
+        io_write!(self.desc, [try: i].cmd_type_len, cmd);
+        io_write!(self.desc, [try: i].olinfo_status, olinfo);
+        Ok(())
+    }
+
+    /// Unmaps descriptors `from` up to `to` (not included).
+    fn unmap(&mut self, dev: &Device<Bound>, from: usize, to: usize) {
+        let mut j = from;
+        while j != to {
+            if let Some(m) = self.slots.get_mut(j).and_then(|s| s.map.take()) {
+                // SAFETY: mapped for `dev`, the ring's device, and not
+                // handed to the device (the tail was not moved) or sent.
+                unsafe { m.unmap(dev) };
+            }
+            j = next(j);
+        }
+    }
+
+    /// Puts `skb` on the ring for `dev`: a context descriptor if the device
+    /// is to fill in a checksum, then a data descriptor per piece. Returns
     /// the tail to write and the length sent.
-    pub(crate) fn push(&mut self, skb: SkBuff) -> Result<(u32, u32), TxError> {
-        if self.unused() == 0 {
+    pub(crate) fn push(&mut self, dev: &Device<Bound>, skb: SkBuff) -> Result<(u32, u32), TxError> {
+        let csum = skb.csum_offload();
+        let pieces = skb.nr_frags() as usize + usize::from(skb.headlen() > 0);
+        if pieces + usize::from(csum.is_some()) > self.unused() {
             return Err(TxError::Full(skb));
         }
         let len = skb.len();
-        // CAST: u32 to usize is lossless on Linux.
-        if len as usize > BUF_SIZE || len == 0 {
-            skb.drop_reason(DropReason::PktTooBig);
-            return Err(TxError::Dropped);
+        let first = self.next_to_use;
+        let mut i = first;
+        let mut olinfo = len << TXD_PAYLEN_SHIFT;
+        if let Some(c) = csum {
+            let macip = (c.l3_offset << TXC_MACLEN_SHIFT) | (c.l4_offset - c.l3_offset);
+            let mut tucmd = TXD_DTYP_CTXT | TXD_DCMD_DEXT;
+            if c.ipv4 {
+                tucmd |= TXC_TUCMD_IPV4;
+            }
+            if c.tcp {
+                tucmd |= TXC_TUCMD_L4T_TCP;
+            }
+            let ctx = u64::from(macip);
+            if self.write(i, ctx, tucmd, 0).is_err() {
+                skb.drop_reason(DropReason::NotSpecified);
+                return Err(TxError::Dropped);
+            }
+            olinfo |= TXD_POPTS_TXSM;
+            i = next(i);
         }
-        let i = self.next_to_use;
-        // SAFETY: descriptor `i` is unused, so the device does not read its
-        // buffer until the descriptor is handed over below.
-        let buf = unsafe {
-            core::slice::from_raw_parts_mut(
-                self.bufs.as_mut_ptr().cast::<u8>().add(i * BUF_SIZE),
-                len as usize,
-            )
-        };
-        if skb.copy_bits(0, buf).is_err() {
-            // Unreadable (device memory) frags: not supported yet.
-            skb.drop_reason(DropReason::NotSpecified);
-            return Err(TxError::Dropped);
-        }
-        skb.consume();
-        // CAST: below RING_SIZE * BUF_SIZE.
-        let addr = self.bufs.dma_address() + (i * BUF_SIZE) as DmaAddress;
-        let cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | TXD_DCMD_EOP | TXD_DCMD_RS | len;
-        let wrote = (|| -> Result {
-            io_write!(self.desc, [try: i].addr, addr);
-            io_write!(self.desc, [try: i].cmd_type_len, cmd);
-            io_write!(self.desc, [try: i].olinfo_status, len << TXD_PAYLEN_SHIFT);
+        let mut last = None;
+        let mapped = skb.map_for_tx(dev, |m| {
+            let cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | m.len();
+            self.write(i, m.addr(), cmd, olinfo)?;
+            self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
+            last = Some(i);
+            i = next(i);
             Ok(())
-        })();
-        if wrote.is_err() {
-            return Err(TxError::Dropped);
+        });
+        let done = mapped.and_then(|()| {
+            let last = last.ok_or(EINVAL)?;
+            let cmd: u32 = io_read!(self.desc, [try: last].cmd_type_len);
+            io_write!(self.desc, [try: last].cmd_type_len, cmd | TXD_DCMD_EOP | TXD_DCMD_RS);
+            Ok(last)
+        });
+        let last = match done {
+            Ok(last) => last,
+            Err(_) => {
+                self.unmap(dev, first, i);
+                skb.drop_reason(DropReason::NoMem);
+                return Err(TxError::Dropped);
+            }
+        };
+        if let Some(slot) = self.slots.get_mut(first) {
+            slot.skb = Some(skb);
+            slot.eop = last;
         }
-        self.next_to_use = (i + 1) % RING_SIZE;
+        self.next_to_use = i;
+        // The descriptors reach memory before the tail write hands them
+        // over.
+        dma_mb(Write);
         // CAST: below RING_SIZE.
-        Ok((self.next_to_use as u32, len))
+        Ok((i as u32, len))
     }
 
-    /// Reclaims the descriptors the device finished; returns how many.
-    pub(crate) fn clean(&mut self) -> usize {
+    /// Frees the frames the device sent (`budget` as NAPI gives it, 0
+    /// outside NAPI); returns how many.
+    pub(crate) fn clean(&mut self, dev: &Device<Bound>, budget: i32) -> usize {
         let mut n = 0;
         while self.next_to_clean != self.next_to_use {
-            let i = self.next_to_clean;
-            let st = (|| -> Result<u32> { Ok(io_read!(self.desc, [try: i].olinfo_status)) })();
+            let first = self.next_to_clean;
+            let Some(eop) = self
+                .slots
+                .get(first)
+                .filter(|s| s.skb.is_some())
+                .map(|s| s.eop)
+            else {
+                break;
+            };
+            let st = (|| -> Result<u32> { Ok(io_read!(self.desc, [try: eop].olinfo_status)) })();
             match st {
                 Ok(st) if st & TXD_STAT_DD != 0 => {}
                 _ => break,
             }
-            self.next_to_clean = (i + 1) % RING_SIZE;
+            let skb = self.slots.get_mut(first).and_then(|s| s.skb.take());
+            self.unmap(dev, first, next(eop));
+            if let Some(skb) = skb {
+                skb.napi_consume(budget);
+            }
+            self.next_to_clean = next(eop);
             n += 1;
         }
         n

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Flow steering through the RSS indirection table.
+//!
+//! `ethtool -N DEV flow-type tcp4|tcp6 ... action N` asks for the frames
+//! of a TCP flow to go to queue `N`. The 82576 has five-tuple queue
+//! filters (FTQF, IPv4 only), but QEMU's model has none, so rules are kept
+//! here and applied through RSS, which both have: a frame whose Toeplitz
+//! hash selects bucket `b` of the 128-entry table goes to the queue in
+//! entry `b`. A rule owns the buckets of the flows it matches and points
+//! them at its queue.
+//!
+//! - A rule that gives the whole four-tuple (source and destination
+//!   address and port) owns the bucket of the hash of that tuple, known
+//!   when the rule is added.
+//! - A rule that leaves fields out (`dst-ip` and `dst-port` only, say)
+//!   cannot know its flows' hashes in advance. It learns them: the first
+//!   SYN of a matching connection arrives where RSS sends it, its hash (as
+//!   the device computed it) gives the bucket, and from then on the flow's
+//!   frames go to the rule's queue. Only the SYN is received elsewhere.
+//!
+//! What this guarantees: every frame of a steered flow after its first SYN
+//! (with a full tuple: every frame) reaches the rule's queue. Where it can
+//! misroute: any other flow whose hash lands in an owned bucket goes to
+//! the rule's queue too (one bucket in 128 per steered flow), and a
+//! learned bucket stays owned until its rule is deleted or the RSS key
+//! changes. RSS hashes only TCP (everything else goes to queue 0), so no
+//! other protocol reaches a steered queue, whose memory may be device
+//! memory that only TCP sockets can use. When two rules own one bucket,
+//! the one at the lower location wins.
+
+use core::net::IpAddr;
+use kernel::{
+    net::ethtool::{
+        FlowRule,
+        RuleLocation, //
+    },
+    prelude::*,
+};
+
+/// Rules the table holds.
+pub(crate) const MAX_RULES: usize = 16;
+/// Buckets of the RSS indirection table.
+pub(crate) const BUCKETS: usize = 128;
+
+/// The Toeplitz hash of `input` under `key`, as the device computes it
+/// for RSS: every set input bit XORs in the 32 key bits starting at it.
+pub(crate) fn toeplitz(key: &[u8], input: &[u8]) -> u32 {
+    let bit = |i: usize| -> u32 {
+        key.get(i / 8)
+            .map_or(0, |b| u32::from(b >> (7 - i % 8)) & 1)
+    };
+    let mut window = (0..32).fold(0u32, |w, i| w << 1 | bit(i));
+    let mut hash = 0;
+    for (n, byte) in input.iter().enumerate() {
+        for b in 0..8 {
+            if byte & (0x80 >> b) != 0 {
+                hash ^= window;
+            }
+            window = window << 1 | bit(32 + n * 8 + b);
+        }
+    }
+    hash
+}
+
+/// A TCP segment's flow, as received: the sender's address and port, ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tuple {
+    pub(crate) src: IpAddr,
+    pub(crate) dst: IpAddr,
+    pub(crate) sport: u16,
+    pub(crate) dport: u16,
+}
+
+impl Tuple {
+    /// The RSS hash input of a TCP flow: addresses, then ports, in network
+    /// order.
+    fn hash(&self, key: &[u8]) -> u32 {
+        let mut input = [0u8; 36];
+        let n = match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                input[..4].copy_from_slice(&s.octets());
+                input[4..8].copy_from_slice(&d.octets());
+                8
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                input[..16].copy_from_slice(&s.octets());
+                input[16..32].copy_from_slice(&d.octets());
+                32
+            }
+            _ => return 0,
+        };
+        input[n..n + 2].copy_from_slice(&self.sport.to_be_bytes());
+        input[n + 2..n + 4].copy_from_slice(&self.dport.to_be_bytes());
+        toeplitz(key, &input[..n + 4])
+    }
+
+    /// The tuple of a rule that gives all four fields.
+    fn of_rule(rule: &FlowRule) -> Option<Self> {
+        Some(Self {
+            src: rule.src_ip?,
+            dst: rule.dst_ip?,
+            sport: rule.src_port?,
+            dport: rule.dst_port?,
+        })
+    }
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+/// The flow of `frame` if it is a connection request: an Ethernet frame
+/// carrying a TCP segment with SYN set and ACK clear, over IPv4 without
+/// fragmentation or IPv6 without extension headers.
+pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
+    const TCP: u8 = 6;
+    const SYN: u8 = 0x02;
+    const ACK: u8 = 0x10;
+    let l3 = 14;
+    let (src, dst, l4) = match be16(frame, 12)? {
+        0x0800 => {
+            let ip = frame.get(l3..l3 + 20)?;
+            let ihl = usize::from(ip[0] & 0xf) * 4;
+            // Not TCP, or a fragment (more fragments, or an offset).
+            if ip[9] != TCP || be16(ip, 6)? & 0x3fff != 0 || ihl < 20 {
+                return None;
+            }
+            let s: [u8; 4] = ip[12..16].try_into().ok()?;
+            let d: [u8; 4] = ip[16..20].try_into().ok()?;
+            (IpAddr::from(s), IpAddr::from(d), l3 + ihl)
+        }
+        0x86dd => {
+            let ip = frame.get(l3..l3 + 40)?;
+            if ip[6] != TCP {
+                return None;
+            }
+            let s: [u8; 16] = ip[8..24].try_into().ok()?;
+            let d: [u8; 16] = ip[24..40].try_into().ok()?;
+            (IpAddr::from(s), IpAddr::from(d), l3 + 40)
+        }
+        _ => return None,
+    };
+    let flags = *frame.get(l4 + 13)?;
+    if flags & (SYN | ACK) != SYN {
+        return None;
+    }
+    Some(Tuple {
+        src,
+        dst,
+        sport: be16(frame, l4)?,
+        dport: be16(frame, l4 + 2)?,
+    })
+}
+
+/// A rule and the buckets it owns.
+#[derive(Clone, Copy)]
+struct Steered {
+    rule: FlowRule,
+    /// Bit `b`: the rule owns bucket `b`.
+    buckets: u128,
+}
+
+/// The flow steering rules of a device.
+pub(crate) struct Steering {
+    rules: [Option<Steered>; MAX_RULES],
+}
+
+impl Steering {
+    pub(crate) fn new() -> Self {
+        Self {
+            rules: [None; MAX_RULES],
+        }
+    }
+
+    /// Calls `f` with the location and rule of each rule.
+    pub(crate) fn for_each(&self, f: &mut dyn FnMut(u32, &FlowRule)) {
+        for (i, s) in self.rules.iter().enumerate() {
+            if let Some(s) = s {
+                // CAST: below MAX_RULES.
+                f(i as u32, &s.rule);
+            }
+        }
+    }
+
+    /// Adds `rule` (its queue checked by the caller) at `at`, replacing
+    /// what was there, under RSS key `key`. Returns the location.
+    pub(crate) fn add(&mut self, rule: &FlowRule, at: RuleLocation, key: &[u8]) -> Result<u32> {
+        let loc = match at {
+            // CAST: u32 to usize is lossless on Linux.
+            RuleLocation::At(l) if (l as usize) < MAX_RULES => l as usize,
+            RuleLocation::At(_) => return Err(EINVAL),
+            RuleLocation::Any => self.rules.iter().position(Option::is_none).ok_or(ENOSPC)?,
+        };
+        let buckets = Tuple::of_rule(rule).map_or(0, |t| bucket_bit(t.hash(key)));
+        self.rules[loc] = Some(Steered {
+            rule: *rule,
+            buckets,
+        });
+        // CAST: below MAX_RULES.
+        Ok(loc as u32)
+    }
+
+    /// Removes the rule at `loc`.
+    pub(crate) fn del(&mut self, loc: u32) -> Result {
+        // CAST: u32 to usize is lossless on Linux.
+        let slot = self.rules.get_mut(loc as usize).ok_or(ENOENT)?;
+        slot.take().map(|_| ()).ok_or(ENOENT)
+    }
+
+    /// Whether some rule learns its buckets from SYNs.
+    pub(crate) fn learns(&self) -> bool {
+        self.rules.iter().flatten().any(|s| !s.rule.is_full())
+    }
+
+    /// A SYN of `t` arrived with RSS hash `hash`: the first partial rule
+    /// that matches takes its bucket. Returns the bucket if that changed
+    /// anything.
+    pub(crate) fn learn(&mut self, t: &Tuple, hash: u32) -> Option<usize> {
+        let s = self
+            .rules
+            .iter_mut()
+            .flatten()
+            .find(|s| !s.rule.is_full() && s.rule.matches(t.src, t.dst, t.sport, t.dport))?;
+        let bit = bucket_bit(hash);
+        if s.buckets & bit != 0 {
+            return None;
+        }
+        s.buckets |= bit;
+        Some(bucket(hash))
+    }
+
+    /// The RSS key changed: full-tuple rules own the buckets of their new
+    /// hashes, partial rules learn theirs again.
+    pub(crate) fn rekey(&mut self, key: &[u8]) {
+        for s in self.rules.iter_mut().flatten() {
+            s.buckets = Tuple::of_rule(&s.rule).map_or(0, |t| bucket_bit(t.hash(key)));
+        }
+    }
+
+    /// The queue a rule points bucket `b` at, if a rule owns it.
+    pub(crate) fn queue_of(&self, b: usize) -> Option<u32> {
+        let bit = 1u128.checked_shl(u32::try_from(b).ok()?)?;
+        self.rules
+            .iter()
+            .flatten()
+            .find(|s| s.buckets & bit != 0)
+            .map(|s| s.rule.queue)
+    }
+}
+
+/// The bucket of an RSS hash: its low seven bits.
+fn bucket(hash: u32) -> usize {
+    // CAST: below BUCKETS.
+    (hash as usize) % BUCKETS
+}
+
+fn bucket_bit(hash: u32) -> u128 {
+    1u128 << bucket(hash)
+}
+
+#[kunit_tests(igb_rs_steer)]
+mod tests {
+    use super::*;
+    use core::net::{
+        Ipv4Addr,
+        Ipv6Addr, //
+    };
+    use kernel::net::ethtool::FlowType;
+
+    /// The key and vectors of Microsoft's RSS verification suite, the
+    /// reference for Toeplitz in NICs.
+    const KEY: [u8; 40] = [
+        0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f,
+        0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+        0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+    ];
+
+    fn v4(a: [u8; 4]) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::from(a))
+    }
+
+    #[test]
+    fn toeplitz_matches_the_reference_vectors() {
+        // 66.9.149.187:2794 -> 161.142.100.80:1766
+        let t = Tuple {
+            src: v4([66, 9, 149, 187]),
+            dst: v4([161, 142, 100, 80]),
+            sport: 2794,
+            dport: 1766,
+        };
+        assert_eq!(t.hash(&KEY), 0x51cc_c178);
+        // 199.92.111.2:14230 -> 65.69.140.83:4739
+        let t = Tuple {
+            src: v4([199, 92, 111, 2]),
+            dst: v4([65, 69, 140, 83]),
+            sport: 14230,
+            dport: 4739,
+        };
+        assert_eq!(t.hash(&KEY), 0xc626_b0ea);
+        // 3ffe:2501:200:1fff::7 :2794 -> 3ffe:2501:200:3::1 :1766
+        let s = Ipv6Addr::new(0x3ffe, 0x2501, 0x200, 0x1fff, 0, 0, 0, 7);
+        let d = Ipv6Addr::new(0x3ffe, 0x2501, 0x200, 3, 0, 0, 0, 1);
+        let t = Tuple {
+            src: IpAddr::V6(s),
+            dst: IpAddr::V6(d),
+            sport: 2794,
+            dport: 1766,
+        };
+        assert_eq!(t.hash(&KEY), 0x4020_7d3d);
+    }
+
+    fn rule(src: Option<IpAddr>, sport: Option<u16>) -> FlowRule {
+        FlowRule {
+            flow_type: FlowType::Tcp4,
+            src_ip: src,
+            dst_ip: Some(v4([161, 142, 100, 80])),
+            src_port: sport,
+            dst_port: Some(1766),
+            queue: 1,
+        }
+    }
+
+    #[test]
+    fn full_rules_own_their_bucket_partial_ones_learn() -> Result {
+        let mut s = Steering::new();
+        let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
+        assert_eq!(s.add(&full, RuleLocation::Any, &KEY)?, 0);
+        // 0x51ccc178 & 127 = 0x78.
+        assert_eq!(s.queue_of(0x78), Some(1));
+        assert_eq!(s.queue_of(0x79), None);
+        assert!(!s.learns());
+
+        let partial = rule(None, None);
+        assert_eq!(s.add(&partial, RuleLocation::Any, &KEY)?, 1);
+        assert!(s.learns());
+        let syn = Tuple {
+            src: v4([10, 0, 0, 1]),
+            dst: v4([161, 142, 100, 80]),
+            sport: 40000,
+            dport: 1766,
+        };
+        assert_eq!(s.learn(&syn, 0x1234_5605), Some(5));
+        assert_eq!(s.learn(&syn, 0x1234_5605), None);
+        assert_eq!(s.queue_of(5), Some(1));
+        // Another port: no rule matches.
+        let other = Tuple { dport: 80, ..syn };
+        assert_eq!(s.learn(&other, 7), None);
+
+        s.del(1)?;
+        assert_eq!(s.queue_of(5), None);
+        assert_eq!(s.del(1), Err(ENOENT));
+        assert_eq!(s.add(&full, RuleLocation::At(99), &KEY), Err(EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn syns_are_recognised() {
+        let mut f = [0u8; 14 + 20 + 20];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[14 + 9] = 6;
+        f[14 + 12..14 + 16].copy_from_slice(&[10, 0, 0, 1]);
+        f[14 + 16..14 + 20].copy_from_slice(&[10, 0, 0, 2]);
+        f[34..36].copy_from_slice(&40000u16.to_be_bytes());
+        f[36..38].copy_from_slice(&5201u16.to_be_bytes());
+        f[34 + 13] = 0x02;
+        let t = syn_tuple(&f);
+        assert_eq!(
+            t,
+            Some(Tuple {
+                src: v4([10, 0, 0, 1]),
+                dst: v4([10, 0, 0, 2]),
+                sport: 40000,
+                dport: 5201,
+            })
+        );
+        // SYN-ACK: not a request.
+        f[34 + 13] = 0x12;
+        assert_eq!(syn_tuple(&f), None);
+        // Truncated.
+        assert_eq!(syn_tuple(&f[..40]), None);
+    }
+}

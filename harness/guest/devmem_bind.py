@@ -21,14 +21,11 @@ TAP on stdout.
 """
 
 import ast
-import ctypes
 import errno
-import fcntl
 import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -57,7 +54,9 @@ NOT_DMABUF = os.open('/dev/null', os.O_RDONLY)
 sys.path.insert(0, os.path.dirname(CLI))
 # pylint: disable=wrong-import-position,import-error
 from lib import YnlFamily, NlError  # noqa: E402
-PAGE_SIZE = os.sysconf('SC_PAGE_SIZE')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import udmabuf as udmabuf_lib  # noqa: E402
+PAGE_SIZE = udmabuf_lib.PAGE_SIZE
 NO_DEV = 1 << 20    # an ifindex nothing has
 
 
@@ -68,29 +67,7 @@ def ifindex(name):
 
 def udmabuf(pages):
     """A dma-buf of `pages` pages from /dev/udmabuf; returns its fd."""
-    memfd = os.memfd_create('devmem-bind', os.MFD_ALLOW_SEALING)
-    os.ftruncate(memfd, pages * PAGE_SIZE)
-    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
-    dev = os.open('/dev/udmabuf', os.O_RDWR)
-    try:
-        # UDMABUF_CREATE = _IOW('u', 0x42, struct udmabuf_create), 24 bytes:
-        # u32 memfd, u32 flags, u64 offset, u64 size.
-        arg = struct.pack('=IIQQ', memfd, 0, 0, pages * PAGE_SIZE)
-        return _udmabuf_create(dev, arg)
-    finally:
-        os.close(dev)
-        os.close(memfd)
-
-
-def _udmabuf_create(dev, arg):
-    """The ioctl's return value is the new fd (fcntl.ioctl would return the
-    argument buffer instead)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = ctypes.create_string_buffer(arg, len(arg))
-    fd = libc.ioctl(dev, ctypes.c_ulong(0x40187542), buf)
-    if fd < 0:
-        raise OSError(ctypes.get_errno(), 'UDMABUF_CREATE')
-    return fd
+    return udmabuf_lib.create(pages)
 
 
 def without_dma_addr(text):

@@ -11,7 +11,8 @@
 # (bad-input requests to bind-rx / bind-tx through YNL; needs KSRC, the
 # kernel tree), nic-hds (header split on and off, with traffic; the
 # driver's, so the C igb fails it), nic-lifecycle (link down/up and driver
-# rebind under traffic), demo, and kselftest paths relative to KSELFTEST_DIR (e.g.
+# rebind under traffic), demo, bench-net (throughput: igb_rs vs igb, devmem
+# vs recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
@@ -252,6 +253,7 @@ for suite in "$@"; do
 	nic-hds) suite_nic_hds ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
+	bench-net) "$(dirname "$0")/bench_net.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1
 	echo $? >"$RESULTS/$name.rc"

@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn pool_fills_its_cache_from_the_binding() -> Result {
         with_binding(100, |b, dev| {
-            let rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
+            let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let first = rig.alloc();
             let niov = NetmemRef::from_raw(first).net_iov().ok_or(EINVAL)?;
             // SAFETY: the pool handed out a `net_iov` of the binding.
@@ -193,7 +193,7 @@ mod tests {
     #[test]
     fn small_binding_runs_dry() -> Result {
         with_binding(3, |b, dev| {
-            let rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
+            let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let got = [rig.alloc(), rig.alloc(), rig.alloc()];
             assert!(got.iter().all(|&m| NetmemRef::from_raw(m).is_net_iov()));
             assert_eq!(rig.alloc(), 0);

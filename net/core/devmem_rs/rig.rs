@@ -11,7 +11,10 @@ use super::binding::{
     Binding,
     Handle, //
 };
-use core::ptr;
+use core::ptr::{
+    self,
+    NonNull, //
+};
 use kernel::{
     bindings,
     device::{
@@ -32,7 +35,10 @@ use kernel::{
             NetDevice,
             RxQueue, //
         },
-        page_pool,
+        page_pool::{
+            self,
+            Pool, //
+        },
     },
     page::{
         PAGE_SHIFT,
@@ -51,18 +57,22 @@ pub(crate) const PAGE: u32 = PAGE_SIZE as u32;
 
 /// A netdev with two rx queues, the first with the provider `ops` over
 /// private data `mp_priv` and a page pool on it; torn down on drop.
+///
+/// # Invariants
+///
+/// `netdev` was allocated by `new` and is freed by `drop`, after `pool`.
 pub(crate) struct Rig {
-    netdev: *mut bindings::net_device,
-    pool: *mut bindings::page_pool,
+    pool: Option<Pool>,
+    netdev: NonNull<bindings::net_device>,
 }
 
 impl Rig {
-    /// A pool of `order` on a queue whose provider is `ops` over `mp_priv`.
-    /// `mp_priv` must outlive the rig.
+    /// A pool of `order` on a queue whose provider is `ops` over `mp_priv`,
+    /// mapping for `dev`. `mp_priv` must outlive the rig.
     pub(crate) fn new<T>(
         ops: &'static bindings::memory_provider_ops,
         mp_priv: &T,
-        dev: &Device,
+        dev: &Device<Bound>,
         order: u32,
     ) -> Result<Self> {
         // SAFETY: valid name and setup function; two rx and tx queues.
@@ -76,101 +86,104 @@ impl Rig {
                 2,
             )
         };
-        if netdev.is_null() {
-            return Err(ENOMEM);
-        }
         let mut rig = Self {
-            netdev,
-            pool: ptr::null_mut(),
+            pool: None,
+            // INVARIANT: allocated here.
+            netdev: NonNull::new(netdev).ok_or(ENOMEM)?,
         };
-        // SAFETY: all-zero is a valid `page_pool_params` to fill in.
-        let mut pp: bindings::page_pool_params = unsafe { core::mem::zeroed() };
-        // SAFETY: only the named fields of the parameter groups are set.
+        // SAFETY: the netdev is ours and has rx queues; the first one's
+        // provider parameters are set before any pool reads them.
         unsafe {
-            let fast = &mut pp.__bindgen_anon_1.__bindgen_anon_1;
-            fast.order = order;
-            fast.pool_size = 256;
-            fast.nid = bindings::NUMA_NO_NODE;
-            // `Device` is a transparent wrapper of `struct device`.
-            fast.dev = ptr::from_ref(dev).cast_mut().cast();
-            fast.dma_dir = DataDirection::FromDevice.into();
-            fast.max_len = PAGE << order;
-            let slow = &mut pp.__bindgen_anon_2.__bindgen_anon_1;
-            slow.netdev = netdev;
-            slow.queue_idx = 0;
-            slow.flags = page_pool::PP_FLAG_DMA_MAP
-                | page_pool::PP_FLAG_DMA_SYNC_DEV
-                | page_pool::PP_FLAG_ALLOW_UNREADABLE_NETMEM;
-        }
-        // SAFETY: `netdev` is valid and has rx queues; the first one's provider
-        // parameters are set under its instance lock, under which
-        // `page_pool_create` reads them.
-        let pool = unsafe {
-            bindings::netdev_lock(netdev);
             let rxq = (*netdev)._rx;
             (*rxq).mp_params.mp_ops = ops;
             (*rxq).mp_params.mp_priv = ptr::from_ref(mp_priv).cast_mut().cast();
-            let pool = bindings::page_pool_create(&pp);
-            bindings::netdev_unlock(netdev);
-            pool
-        };
-        rig.pool = kernel::error::from_err_ptr(pool)?;
+        }
+        rig.new_pool(dev, order)?;
         Ok(rig)
     }
 
-    /// Allocates from the pool (`page_pool_alloc_netmems`); 0 when dry.
-    pub(crate) fn alloc(&self) -> bindings::netmem_ref {
-        // SAFETY: the pool is valid.
-        unsafe { bindings::page_pool_alloc_netmems(self.pool, bindings::GFP_KERNEL) }
+    /// Replaces the pool with a new one of `order` on queue 0.
+    pub(crate) fn new_pool(&mut self, dev: &Device<Bound>, order: u32) -> Result {
+        self.pool = None;
+        // SAFETY: the netdev is ours; the page pool core reads the queue's
+        // provider under its instance lock.
+        unsafe { bindings::netdev_lock(self.netdev.as_ptr()) };
+        // SAFETY: the instance lock is held.
+        let params = unsafe { page_pool::Params::new(dev, order, 256).rx_queue(self.netdev(), 0) };
+        let pool = Pool::new(&params);
+        // SAFETY: locked above.
+        unsafe { bindings::netdev_unlock(self.netdev.as_ptr()) };
+        self.pool = Some(pool?);
+        Ok(())
     }
 
-    /// Gives a buffer back to the pool (`page_pool_put_full_netmem`).
+    /// Destroys the pool.
+    #[cfg(CONFIG_NET_DEVMEM_RUST_BENCH)]
+    pub(crate) fn drop_pool(&mut self) {
+        self.pool = None;
+    }
+
+    /// Allocates from the pool; 0 when dry. The buffer's reference goes
+    /// back with [`Rig::put`].
+    pub(crate) fn alloc(&mut self) -> bindings::netmem_ref {
+        self.pool
+            .as_mut()
+            .and_then(Pool::alloc)
+            .map_or(0, |b| b.into_raw().0.as_raw())
+    }
+
+    /// Gives a buffer from [`Rig::alloc`] back (`page_pool_put_full_netmem`).
     pub(crate) fn put(&self, netmem: bindings::netmem_ref) {
+        let Some(pool) = &self.pool else { return };
         // SAFETY: `netmem` came from this pool, with its one reference.
-        unsafe { bindings::page_pool_put_full_netmem(self.pool, netmem, false) }
+        unsafe { bindings::page_pool_put_full_netmem(pool.as_page_pool().as_raw(), netmem, false) }
     }
 
     /// The netdev.
     pub(crate) fn netdev(&self) -> &NetDevice {
-        // SAFETY: allocated until the rig is dropped.
-        unsafe { NetDevice::from_raw(self.netdev) }
+        // SAFETY: allocated until the rig is dropped (type invariant).
+        unsafe { NetDevice::from_raw(self.netdev.as_ptr()) }
     }
 
     /// Rx queue `idx` (0 or 1) of the netdev; the pool is on queue 0.
     pub(crate) fn rx_queue(&self, idx: usize) -> &RxQueue {
         assert!(idx < 2);
         // SAFETY: the netdev has two rx queues, allocated with it.
-        unsafe { RxQueue::from_raw((*self.netdev)._rx.add(idx)) }
+        unsafe { RxQueue::from_raw((*self.netdev.as_ptr())._rx.add(idx)) }
     }
 
     /// How many buffers wait in the pool's allocation cache.
     pub(crate) fn cached(&self) -> u32 {
-        // SAFETY: the pool is valid; read by the allocating context.
-        unsafe { (*self.pool).alloc.count }
+        self.pool.as_ref().map_or(0, |p| {
+            // SAFETY: the pool is valid; read by the allocating context.
+            unsafe { (*p.as_page_pool().as_raw()).alloc.count }
+        })
     }
 }
 
 impl Drop for Rig {
     fn drop(&mut self) {
-        // SAFETY: the pool (if created) and the netdev are ours; the pool
-        // goes first, it is listed on the netdev.
-        unsafe {
-            if !self.pool.is_null() {
-                bindings::page_pool_destroy(self.pool);
-            }
-            bindings::free_netdev(self.netdev);
-        }
+        // The pool goes first: it is listed on the netdev.
+        self.pool = None;
+        // SAFETY: allocated by `new`, freed once (type invariant).
+        unsafe { bindings::free_netdev(self.netdev.as_ptr()) };
     }
 }
 
 /// Runs `f` with a device and a binding of `pages` 4 KiB `net_iov`s in one
 /// DMA segment, from the test exporter.
-pub(crate) fn with_binding(pages: u32, f: impl FnOnce(&Binding, &Device) -> Result) -> Result {
+pub(crate) fn with_binding(
+    pages: u32,
+    f: impl FnOnce(&Binding, &Device<Bound>) -> Result,
+) -> Result {
     with_handle(pages, |h, dev| f(h, dev))
 }
 
 /// As [`with_binding`], with the owner's handle.
-pub(crate) fn with_handle(pages: u32, f: impl FnOnce(&mut Handle, &Device) -> Result) -> Result {
+pub(crate) fn with_handle(
+    pages: u32,
+    f: impl FnOnce(&mut Handle, &Device<Bound>) -> Result,
+) -> Result {
     // CAST: PAGE_SHIFT is small.
     let shift = PAGE_SHIFT as u32;
     let segs: [(DmaAddress, u32); 1] = [(0x1000_0000, pages * PAGE)];

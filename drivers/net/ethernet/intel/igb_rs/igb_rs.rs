@@ -352,6 +352,9 @@ impl Nic {
             // Queue q < 8 uses IVAR0[q]: receive in byte 0, transmit in 1.
             let v = q.vector() | IVAR_VALID;
             self.wr(IVAR0 + 4 * q.idx, v | v << 8);
+            // Moderate: a vector fires at most every ~200 µs, so one poll
+            // takes a batch of frames.
+            self.wr(eitr(q.vector()), ITR_20K | EITR_CNT_IGNR);
         }
         self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
         self.configure_rss();

@@ -23,6 +23,14 @@ pub(crate) const EIMS: usize = 0x1524;
 pub(crate) const EIMC: usize = 0x1528;
 pub(crate) const EIAC: usize = 0x152c;
 pub(crate) const EIAM: usize = 0x1530;
+/// EITR(n): the shortest interval between interrupts of vector n, in
+/// about 1 µs steps (bits 14:2), without resetting the counters.
+pub(crate) const fn eitr(n: u32) -> usize {
+    0x1680 + 4 * n as usize
+}
+pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
+/// The C igb's 20k interrupts/s setting (IGB_20K_ITR).
+pub(crate) const ITR_20K: u32 = 196;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
 pub(crate) const RLPML: usize = 0x5004;

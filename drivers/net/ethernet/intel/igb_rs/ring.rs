@@ -64,6 +64,8 @@ pub(crate) const HDR_SIZE: u32 = 256;
 /// The largest receive buffer (SRRCTL takes up to 127 KiB; 16 KiB covers
 /// the large `net_iov`s devmem asks for).
 pub(crate) const MAX_RX_BUF: u32 = 16384;
+/// A receive buffer of host memory: half a 4 KiB page.
+const HOST_FRAG: u32 = 2048;
 /// Without header split, at most this much of a frame is copied into the
 /// skb: its headers, as the flow dissector finds them.
 const COPY_MAX: usize = 256;
@@ -118,6 +120,8 @@ pub(crate) struct RxRing {
     hdr_pool: Option<Pool>,
     /// Bytes per payload buffer.
     buf_size: u32,
+    /// Payload buffers are halves of host pages.
+    frag: bool,
     next_to_clean: usize,
     next_to_fill: usize,
     armed: usize,
@@ -197,7 +201,7 @@ impl RxRing {
         split: bool,
         cfg: &QueueConfig,
     ) -> Result<Self> {
-        let (buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
+        let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: 256.
         let n = RING_SIZE as u32;
         // SAFETY: the instance lock is held, per the caller.
@@ -207,6 +211,14 @@ impl RxRing {
             // Whole frames in device memory: nothing could read them. The
             // core allows a provider only with header split.
             return Err(EINVAL);
+        }
+        // Host pages are shared by two frames, as the C igb does: a frame
+        // fits 2 KiB, and half the memory per frame lets TCP open a window
+        // twice as wide for the same socket buffer. A provider's buffers
+        // are used whole, at the size it asked for.
+        let frag = !pool.is_unreadable() && buf_size == HOST_FRAG * 2;
+        if frag {
+            buf_size = HOST_FRAG;
         }
         let hdr_pool = if split {
             // CAST: 16 header buffers a page.
@@ -228,6 +240,7 @@ impl RxRing {
             pool,
             hdr_pool,
             buf_size,
+            frag,
             next_to_clean: 0,
             next_to_fill: 0,
             armed: 0,
@@ -272,7 +285,12 @@ impl RxRing {
         let mut any = false;
         while self.armed < RING_SIZE - 1 {
             let i = self.next_to_fill;
-            let Some(buf) = self.pool.alloc() else { break };
+            let buf = if self.frag {
+                self.pool.alloc_frag(self.buf_size)
+            } else {
+                self.pool.alloc()
+            };
+            let Some(buf) = buf else { break };
             let hdr = match &mut self.hdr_pool {
                 Some(p) => match p.alloc_frag(HDR_SIZE) {
                     Some(h) => Some(h),

@@ -10,7 +10,7 @@ set -euo pipefail
 
 KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
 KSFT_DIR=${KSFT_DIR:-$CACHE_DIR/kselftest}
-KSFT_TARGETS=${KSFT_TARGETS:-drivers/net/hw}
+KSFT_TARGETS=${KSFT_TARGETS:-drivers/net/hw drivers/net}
 log=$KBUILD_OUT/kselftest.log
 
 # The YNL code generator runs as "python3" from PATH and needs PyYAML:
@@ -29,7 +29,7 @@ if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)
 	grep -E 'error|Error' "$log" | head -n 30 >&2
 	die "kselftest build failed; full log: $log"
 fi
-for f in drivers/net/hw/ncdevmem drivers/net/hw/devmem.py; do
+for f in drivers/net/hw/ncdevmem drivers/net/hw/devmem.py drivers/net/ping.py; do
 	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
 done
 info "kselftests installed in $KSFT_DIR"

@@ -108,6 +108,9 @@ setup_net() {
 		return 1
 	}
 	ip link set lo up
+	# Tests take the link down and up (stats.py): keep the addresses.
+	sysctl -qw net.ipv6.conf.all.keep_addr_on_down=1
+	sysctl -qw net.ipv6.conf.default.keep_addr_on_down=1
 	ip netns add ns-remote
 	ip link set "$PEER" netns ns-remote
 	ip -n ns-remote link set lo up

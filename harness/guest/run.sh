@@ -168,9 +168,28 @@ suite_net_env() {
 	return $TAP_FAIL
 }
 
+# Starts ncdevmem listening on NETIF with a udmabuf bound to a queue, in
+# the background (pid in NCDEVMEM_PID).
+devmem_listen() { # port
+	echo 64 >/proc/sys/vm/nr_hugepages
+	"$KSFT/drivers/net/hw/ncdevmem" -l -f "$NETIF" -s "$LOCAL_V6" -p "$1" \
+		-c "$REMOTE_V6" >/dev/null 2>&1 &
+	NCDEVMEM_PID=$!
+}
+
+# Waits (10 s at most) for a TCP listener on port $1.
+listening() { # port
+	for _ in $(seq 1 100); do
+		ss -Htln "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The NIC's life cycle under traffic: link down and up, driver unbind and
-# bind; traffic must flow again after each. Leaks and WARNs show up in the
-# kmemleak and kernel-log checks.
+# bind, and unbind while a devmem binding holds a queue; traffic must flow
+# again after each. Leaks and WARNs show up in the kmemleak and kernel-log
+# checks.
 suite_nic_lifecycle() {
 	local pci drv pinger
 	TAP_N=0 TAP_FAIL=0
@@ -179,10 +198,11 @@ suite_nic_lifecycle() {
 		ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad 2>/dev/null
 		ip link set "$NETIF" up && wait_carrier "$NETIF"
 	}
+	readdr_ping() { readdr && ping -c 2 -W 2 "$REMOTE_V4"; }
 	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..7"
+	echo "1..11"
 	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
 	pinger=$!
 	t "link down under traffic" ip link set "$NETIF" down
@@ -194,6 +214,14 @@ suite_nic_lifecycle() {
 	wait "$pinger"
 	t "addresses and carrier after rebind" readdr
 	t "ping after rebind" ping -c 2 -W 2 "$REMOTE_V4"
+	devmem_listen 5501
+	t "ncdevmem binds a udmabuf and listens" listening 5501
+	t "unbind $drv with the binding live" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/unbind"
+	kill "$NCDEVMEM_PID" 2>/dev/null
+	wait "$NCDEVMEM_PID" 2>/dev/null
+	t "bind $drv again" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/bind &&
+		for i in \$(seq 50); do ip link show $NETIF && exit 0; sleep 0.1; done; exit 1"
+	t "traffic after the binding's device went away" readdr_ping
 	return $TAP_FAIL
 }
 

@@ -27,13 +27,8 @@ fail=0
 
 log() { echo "# $*"; }
 
-wait_listen() { # port
-	for _ in $(seq 1 200); do
-		ss -Htln "sport = :$1" | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# shellcheck source=harness/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # The peer sends BYTES to our PORT; prints the seconds it took, or fails.
 send() {
@@ -61,7 +56,7 @@ best() { # label start-receiver...
 		PORT=$((PORT + 1))
 		"$@"
 		rx=$RX
-		wait_listen $PORT || { log "$label: no listener"; fail=1; continue; }
+		listening $PORT || { log "$label: no listener"; fail=1; continue; }
 		if ! ns=$(send); then
 			log "$label round $r: the transfer failed"
 			fail=1

@@ -12,6 +12,8 @@
 
 set -u
 NCDEVMEM=$KSFT/drivers/net/hw/ncdevmem
+# shellcheck source=harness/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 hdr() { printf '\n== %s ==\n' "$*"; }
 run() {
@@ -50,10 +52,7 @@ log=$(mktemp)
 timeout 120 "$NCDEVMEM" -l -f "$NETIF" -s "$LOCAL_V6" -p "$PORT_RX" \
 	-c "$REMOTE_V6" -v 7 >"$log" 2>&1 &
 rx=$!
-for _ in $(seq 1 100); do
-	ss -Htln "sport = :$PORT_RX" | grep -q . && break
-	sleep 0.1
-done
+listening $PORT_RX
 run ethtool -n "$NETIF"
 # The data ncdevmem -v 7 checks: bytes 1 to 6 and a newline, repeated.
 data=$(mktemp)
@@ -81,10 +80,7 @@ hdr "devmem TX: ncdevmem sends lines from a udmabuf through $NETIF"
 out=$(mktemp)
 ip netns exec ns-remote timeout 60 socat -U - "TCP6-LISTEN:$PORT_TX" >"$out" 2>/dev/null &
 lsn=$!
-for _ in $(seq 1 100); do
-	ip netns exec ns-remote ss -Htln "sport = :$PORT_TX" | grep -q . && break
-	sleep 0.1
-done
+listening $PORT_TX ns-remote
 text=$(printf 'line %s, sent from device memory\n' $(seq 1 8))
 echo "\$ printf '...' | $NCDEVMEM -f $NETIF -s $REMOTE_V6 -p $PORT_TX"
 printf '%s\n' "$text" | timeout 60 "$NCDEVMEM" -f "$NETIF" -s "$REMOTE_V6" -p "$PORT_TX" 2>&1 |

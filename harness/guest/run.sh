@@ -38,6 +38,8 @@ LOCAL_V6=2001:db8:1::1
 REMOTE_V6=2001:db8:1::2
 
 log() { echo "[guest] $*"; }
+# shellcheck source=harness/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 netdev_by_pci_id() { # vendor device
 	local d
@@ -175,15 +177,6 @@ devmem_listen() { # port
 	"$KSFT/drivers/net/hw/ncdevmem" -l -f "$NETIF" -s "$LOCAL_V6" -p "$1" \
 		-c "$REMOTE_V6" >/dev/null 2>&1 &
 	NCDEVMEM_PID=$!
-}
-
-# Waits (10 s at most) for a TCP listener on port $1.
-listening() { # port
-	for _ in $(seq 1 100); do
-		ss -Htln "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # The NIC's life cycle under traffic: link down and up, driver unbind and

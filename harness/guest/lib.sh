@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shell functions the guest scripts share; sourced by run.sh, demo.sh and
+# bench_net.sh.
+
+# Waits, 10 s at most, for a TCP listener on port $1, in netns $2 if given.
+listening() { # port [netns]
+	local ns=()
+	[ $# -ge 2 ] && ns=(ip netns exec "$2")
+	for _ in $(seq 1 100); do
+		"${ns[@]}" ss -Htln "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -615,9 +615,23 @@ impl ethtool::Ops for Nic {
         }
         nic.split.store(split, Relaxed);
         if dev.is_running() {
-            // The rings restart with the new descriptor type.
-            <Nic as Operations>::stop(dev)?;
-            <Nic as Operations>::open(dev)?;
+            // Each receive queue restarts on a new ring with the new
+            // descriptor type, as the queue API restarts one: the link
+            // and the other queue stay up.
+            for q in &nic.queues {
+                // CAST: below QUEUES.
+                let idx = q.idx as u32;
+                let cfg = dev.queue_config(idx);
+                // SAFETY: the core holds the instance lock around the
+                // ethtool ops of a device with the queue management API.
+                let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+                let old = <Nic as QueueMgmt>::rx_stop(dev, idx)?;
+                if let Err((e, _new)) = <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
+                    // Back on the old ring, which worked.
+                    let _ = <Nic as QueueMgmt>::rx_start(dev, old, idx);
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     }

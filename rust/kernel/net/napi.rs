@@ -127,7 +127,10 @@ impl<T: Poll> Napi<T> {
         unsafe { bindings::napi_disable_locked(self.as_raw()) }
     }
 
-    /// Schedules a poll (`napi_schedule`), from the interrupt handler.
+    /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
+    /// after [`Napi::enable`] to take what the device did while polling was
+    /// off. `false` when a poll was already scheduled or the instance is
+    /// disabled.
     pub fn schedule(&self) -> bool {
         // SAFETY: the instance was added.
         unsafe { bindings::napi_schedule(self.as_raw()) }

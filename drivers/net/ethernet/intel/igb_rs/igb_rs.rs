@@ -781,6 +781,10 @@ impl QueueMgmt for Nic {
         *q.rx.lock() = Some(ring);
         // SAFETY: the core holds the instance lock around queue ops.
         unsafe { q.napi.enable_locked() };
+        // The vector may have fired while NAPI was off: the handler masked
+        // it and its schedule was dropped. One poll takes what came
+        // meanwhile and unmasks the vector when it completes.
+        q.napi.schedule();
         Ok(())
     }
 }

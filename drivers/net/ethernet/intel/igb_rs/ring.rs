@@ -591,20 +591,22 @@ impl TxRing {
             i = next(i);
         }
         let mut last = None;
+        let mut left = pieces;
         let mapped = skb.map_for_tx(dev, |m| {
-            let cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | m.len();
+            left = left.saturating_sub(1);
+            let mut cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | m.len();
+            if left == 0 {
+                // The frame's last piece: report it sent.
+                cmd |= TXD_DCMD_EOP | TXD_DCMD_RS;
+            }
             self.write(i, m.addr(), cmd, olinfo)?;
             self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
             last = Some(i);
             i = next(i);
             Ok(())
         });
-        let done = mapped.and_then(|()| {
-            let last = last.ok_or(EINVAL)?;
-            let cmd: u32 = io_read!(self.desc, [try: last].cmd_type_len);
-            io_write!(self.desc, [try: last].cmd_type_len, cmd | TXD_DCMD_EOP | TXD_DCMD_RS);
-            Ok(last)
-        });
+        // Every piece went on the ring, the last with EOP.
+        let done = mapped.and_then(|()| last.filter(|_| left == 0).ok_or(EINVAL));
         let last = match done {
             Ok(last) => last,
             Err(_) => {

@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py nic-hds nic-lifecycle
+CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py nic-hds nic-filters nic-lifecycle
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py"}
 out=$CACHE_DIR/check
 vmres=$out/vm

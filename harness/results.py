@@ -197,7 +197,7 @@ def judge_kselftest(suite, text, exp):
 
 
 def judge_plain(text):
-    """A TAP suite where every case must pass (net-env, demo, devmem-bind, nic-lifecycle)."""
+    """A TAP suite where every case must pass (net-env, demo, devmem-bind, nic-*)."""
     cases, plan = parse_tap(text)
     passed = sum(1 for c in cases if c.status() == 'pass')
     bad = [c for c in cases if c.status() != 'pass']
@@ -278,7 +278,8 @@ def main():
             text += '\nnot ok 999 killed: ran past TEST_TIMEOUT\n'
         if suite == 'kunit':
             r = judge_kunit(text)
-        elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle', 'nic-hds'):
+        elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle', 'nic-hds',
+                       'nic-filters'):
             r = judge_plain(text)
         else:
             r = judge_kselftest(suite, text, exp)

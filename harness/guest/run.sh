@@ -10,7 +10,8 @@
 # Suites: kunit, net-env (topology and ethtool check), devmem-bind
 # (bad-input requests to bind-rx / bind-tx through YNL; needs KSRC, the
 # kernel tree), nic-hds (header split on and off, with traffic; the
-# driver's, so the C igb fails it), nic-lifecycle (link down/up and driver
+# driver's, so the C igb fails it), nic-filters (which frames the receive
+# filters let in: unicast, multicast, promiscuous modes), nic-lifecycle (link down/up and driver
 # rebind under traffic), demo, bench-net (throughput: igb_rs vs igb, devmem
 # vs recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
@@ -275,6 +276,7 @@ for suite in "$@"; do
 	net-env) suite_net_env ;;
 	nic-lifecycle) suite_nic_lifecycle ;;
 	nic-hds) suite_nic_hds ;;
+	nic-filters) python3 "$(dirname "$0")/rx_filters.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;

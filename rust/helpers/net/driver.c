@@ -157,3 +157,28 @@ __rust_helper int rust_helper_dma_mapping_error(struct device *dev,
 {
 	return dma_mapping_error(dev, dma_addr);
 }
+
+__rust_helper struct netdev_queue *
+rust_helper_netdev_get_tx_queue(const struct net_device *dev,
+				unsigned int index)
+{
+	return netdev_get_tx_queue(dev, index);
+}
+
+__rust_helper void rust_helper_netdev_tx_sent_queue(struct netdev_queue *q,
+						    unsigned int bytes)
+{
+	netdev_tx_sent_queue(q, bytes);
+}
+
+__rust_helper void
+rust_helper_netdev_tx_completed_queue(struct netdev_queue *q,
+				      unsigned int pkts, unsigned int bytes)
+{
+	netdev_tx_completed_queue(q, pkts, bytes);
+}
+
+__rust_helper void rust_helper_netdev_tx_reset_queue(struct netdev_queue *q)
+{
+	netdev_tx_reset_queue(q);
+}

@@ -88,12 +88,121 @@ pub trait Operations: Sized + Send + Sync + 'static {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// Applies the receive filters (`ndo_set_rx_mode`): promiscuous,
-    /// all-multicast, the address lists. Atomic context.
-    fn set_rx_mode(_dev: &Device<Self>) {
+    /// Applies the receive filters `mode` asks for
+    /// (`ndo_set_rx_mode_async`): promiscuous, all-multicast, the address
+    /// lists. Runs from the core's work item, with RTNL and the instance
+    /// lock held; may sleep. On error the core tries again later.
+    fn set_rx_mode(_dev: &Device<Self>, _mode: &RxMode<'_>) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 }
+
+/// The receive filters the stack asks of a device, as
+/// [`Operations::set_rx_mode`] sees them: its flags, and snapshots of its
+/// address lists the core took for the call.
+pub struct RxMode<'a> {
+    dev: &'a NetDevice,
+    uc: *const bindings::netdev_hw_addr_list,
+    mc: *const bindings::netdev_hw_addr_list,
+    _lists: PhantomData<&'a bindings::netdev_hw_addr_list>,
+}
+
+impl<'a> RxMode<'a> {
+    fn flags(&self) -> u32 {
+        // SAFETY: a live device; the flags are read as C reads them.
+        unsafe { (*self.dev.as_raw()).flags }
+    }
+
+    /// Every frame is to be received (`IFF_PROMISC`).
+    pub fn promiscuous(&self) -> bool {
+        self.flags() & bindings::net_device_flags_IFF_PROMISC != 0
+    }
+
+    /// Every multicast frame is to be received (`IFF_ALLMULTI`).
+    pub fn all_multicast(&self) -> bool {
+        self.flags() & bindings::net_device_flags_IFF_ALLMULTI != 0
+    }
+
+    /// The device's own address (`dev_addr`), which changes only while
+    /// the device is down; the core asks for the filters again at open.
+    pub fn address(&self) -> [u8; ETH_ALEN] {
+        let mut a = [0u8; ETH_ALEN];
+        // SAFETY: a live Ethernet device: `dev_addr` points to at least
+        // `ETH_ALEN` bytes.
+        let src = unsafe { core::slice::from_raw_parts((*self.dev.as_raw()).dev_addr, ETH_ALEN) };
+        a.copy_from_slice(src);
+        a
+    }
+
+    /// The multicast addresses to receive.
+    pub fn multicast(&self) -> HwAddrs<'a> {
+        // SAFETY: the core's snapshot, which only the caller of the
+        // callback `self` was made for changes, after it.
+        unsafe { HwAddrs::new(self.mc) }
+    }
+
+    /// The unicast addresses to receive besides the device's own.
+    pub fn unicast(&self) -> HwAddrs<'a> {
+        // SAFETY: as for `multicast`.
+        unsafe { HwAddrs::new(self.uc) }
+    }
+}
+
+/// The Ethernet addresses of one of a device's address lists
+/// (`struct netdev_hw_addr_list`).
+pub struct HwAddrs<'a> {
+    head: *const bindings::list_head,
+    pos: *const bindings::list_head,
+    len: usize,
+    _list: PhantomData<&'a bindings::netdev_hw_addr_list>,
+}
+
+impl HwAddrs<'_> {
+    /// # Safety
+    ///
+    /// `list` is a device's address list, not changed while the iterator
+    /// lives.
+    unsafe fn new(list: *const bindings::netdev_hw_addr_list) -> Self {
+        // SAFETY: valid per the caller.
+        let (head, len) = unsafe { (&raw const (*list).list, (*list).count) };
+        Self {
+            head,
+            // SAFETY: as above.
+            pos: unsafe { (*head).next },
+            len: usize::try_from(len).unwrap_or(0),
+            _list: PhantomData,
+        }
+    }
+}
+
+impl Iterator for HwAddrs<'_> {
+    type Item = [u8; ETH_ALEN];
+
+    fn next(&mut self) -> Option<[u8; ETH_ALEN]> {
+        if self.pos == self.head {
+            return None;
+        }
+        // SAFETY: `pos` is the list node of an entry of the list, which
+        // does not change while `self` lives.
+        let ha = unsafe { crate::container_of!(self.pos, bindings::netdev_hw_addr, list) };
+        // SAFETY: as above.
+        let (addr, next) = unsafe { (&(*ha).addr, (*self.pos).next) };
+        self.pos = next;
+        self.len = self.len.saturating_sub(1);
+        let mut a = [0u8; ETH_ALEN];
+        a.copy_from_slice(addr.get(..ETH_ALEN)?);
+        Some(a)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len, Some(self.len))
+    }
+}
+
+impl ExactSizeIterator for HwAddrs<'_> {}
+
+/// Bytes of an Ethernet address.
+pub const ETH_ALEN: usize = 6;
 
 /// Offloads of a device (`netdev_features_t`), fixed: user space sees them
 /// on and cannot turn them off.
@@ -370,6 +479,180 @@ impl<T: QueueMgmt> QueueAdapter<T> {
     }
 }
 
+/// Counters of one receive queue (`struct netdev_queue_stats_rx`): `None`
+/// for those the driver does not keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxQueueStats {
+    /// Packets handed to the stack.
+    pub packets: Option<u64>,
+    /// Bytes handed to the stack.
+    pub bytes: Option<u64>,
+    /// Times a buffer or an skb could not be allocated.
+    pub alloc_fail: Option<u64>,
+    /// Frames dropped by the driver or the device.
+    pub hw_drops: Option<u64>,
+    /// Packets whose checksum the device verified (`CHECKSUM_UNNECESSARY`).
+    pub csum_unnecessary: Option<u64>,
+    /// Packets without a verified checksum (`CHECKSUM_NONE`).
+    pub csum_none: Option<u64>,
+}
+
+/// Counters of one transmit queue (`struct netdev_queue_stats_tx`), as for
+/// [`RxQueueStats`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxQueueStats {
+    /// Packets sent.
+    pub packets: Option<u64>,
+    /// Bytes sent.
+    pub bytes: Option<u64>,
+    /// Packets dropped instead of sent.
+    pub hw_drops: Option<u64>,
+    /// Packets the device checksummed (`CHECKSUM_PARTIAL`).
+    pub needs_csum: Option<u64>,
+    /// Times the driver stopped the queue for lack of descriptors.
+    pub stop: Option<u64>,
+    /// Times the driver woke it.
+    pub wake: Option<u64>,
+}
+
+/// Adds a counter to a total, if the counter is kept.
+fn sum_counter(total: &mut Option<u64>, c: Option<u64>) {
+    if let Some(c) = c {
+        *total = Some(total.unwrap_or(0).wrapping_add(c));
+    }
+}
+
+/// Writes a counter the core reports, if it is kept: the core marked every
+/// field unreported (all ones) before asking.
+fn set_counter(field: &mut u64, c: Option<u64>) {
+    if let Some(c) = c {
+        *field = c;
+    }
+}
+
+impl RxQueueStats {
+    /// Adds `o`'s counters to these, keeping those either reports.
+    pub fn add(&mut self, o: &Self) {
+        sum_counter(&mut self.packets, o.packets);
+        sum_counter(&mut self.bytes, o.bytes);
+        sum_counter(&mut self.alloc_fail, o.alloc_fail);
+        sum_counter(&mut self.hw_drops, o.hw_drops);
+        sum_counter(&mut self.csum_unnecessary, o.csum_unnecessary);
+        sum_counter(&mut self.csum_none, o.csum_none);
+    }
+
+    /// Writes the kept counters.
+    fn write(&self, raw: &mut bindings::netdev_queue_stats_rx) {
+        set_counter(&mut raw.packets, self.packets);
+        set_counter(&mut raw.bytes, self.bytes);
+        set_counter(&mut raw.alloc_fail, self.alloc_fail);
+        set_counter(&mut raw.hw_drops, self.hw_drops);
+        set_counter(&mut raw.csum_unnecessary, self.csum_unnecessary);
+        set_counter(&mut raw.csum_none, self.csum_none);
+    }
+}
+
+impl TxQueueStats {
+    /// Adds `o`'s counters to these, keeping those either reports.
+    pub fn add(&mut self, o: &Self) {
+        sum_counter(&mut self.packets, o.packets);
+        sum_counter(&mut self.bytes, o.bytes);
+        sum_counter(&mut self.hw_drops, o.hw_drops);
+        sum_counter(&mut self.needs_csum, o.needs_csum);
+        sum_counter(&mut self.stop, o.stop);
+        sum_counter(&mut self.wake, o.wake);
+    }
+
+    /// As [`RxQueueStats::write`].
+    fn write(&self, raw: &mut bindings::netdev_queue_stats_tx) {
+        set_counter(&mut raw.packets, self.packets);
+        set_counter(&mut raw.bytes, self.bytes);
+        set_counter(&mut raw.hw_drops, self.hw_drops);
+        set_counter(&mut raw.needs_csum, self.needs_csum);
+        set_counter(&mut raw.stop, self.stop);
+        set_counter(&mut raw.wake, self.wake);
+    }
+}
+
+/// Per-queue counters over netlink (`struct netdev_stat_ops`, the netdev
+/// family's `qstats-get`).
+///
+/// The device's totals are the base plus every active queue's, and must
+/// equal what [`Operations::get_stats64`] reports: counters of queues that
+/// went away (fewer channels) belong in the base. A counter is reported
+/// for the device only if the base reports it (as 0 if need be).
+pub trait QueueStats: Operations {
+    /// Counters of receive queue `idx`, one of the active queues.
+    fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats;
+
+    /// Counters of transmit queue `idx`, one of the active queues.
+    fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats;
+
+    /// Counters of the device not in any active queue.
+    fn base_stats(dev: &Device<Self>) -> (RxQueueStats, TxQueueStats);
+}
+
+/// Builds the C stat ops of a [`QueueStats`] implementation.
+struct StatsAdapter<T: QueueStats>(PhantomData<T>);
+
+impl<T: QueueStats> StatsAdapter<T> {
+    const OPS: bindings::netdev_stat_ops = bindings::netdev_stat_ops {
+        get_queue_stats_rx: Some(Self::rx),
+        get_queue_stats_tx: Some(Self::tx),
+        get_base_stats: Some(Self::base),
+    };
+
+    const OPS_REF: &'static bindings::netdev_stat_ops = &Self::OPS;
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`, with a queue
+    /// index below `real_num_rx_queues` and `stats` writable.
+    unsafe extern "C" fn rx(
+        dev: *mut bindings::net_device,
+        idx: c_int,
+        stats: *mut bindings::netdev_queue_stats_rx,
+    ) {
+        let Ok(idx) = u32::try_from(idx) else { return };
+        // SAFETY: per this function's contract.
+        let s = T::rx_queue_stats(unsafe { Device::<T>::from_raw(dev) }, idx);
+        // SAFETY: writable per this function's contract.
+        s.write(unsafe { &mut *stats });
+    }
+
+    /// # Safety
+    ///
+    /// As for `rx`, for a transmit queue.
+    unsafe extern "C" fn tx(
+        dev: *mut bindings::net_device,
+        idx: c_int,
+        stats: *mut bindings::netdev_queue_stats_tx,
+    ) {
+        let Ok(idx) = u32::try_from(idx) else { return };
+        // SAFETY: per this function's contract.
+        let s = T::tx_queue_stats(unsafe { Device::<T>::from_raw(dev) }, idx);
+        // SAFETY: writable per this function's contract.
+        s.write(unsafe { &mut *stats });
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`, with `rx` and
+    /// `tx` writable.
+    unsafe extern "C" fn base(
+        dev: *mut bindings::net_device,
+        rx: *mut bindings::netdev_queue_stats_rx,
+        tx: *mut bindings::netdev_queue_stats_tx,
+    ) {
+        // SAFETY: per this function's contract.
+        let (r, t) = T::base_stats(unsafe { Device::<T>::from_raw(dev) });
+        // SAFETY: writable per this function's contract.
+        r.write(unsafe { &mut *rx });
+        // SAFETY: as above.
+        t.write(unsafe { &mut *tx });
+    }
+}
+
 /// A network device whose private area holds a `T`.
 ///
 /// # Invariants
@@ -471,6 +754,59 @@ impl<T> Device<T> {
         }
     }
 
+    /// Transmit queue `idx`, if the device uses it.
+    fn tx_queue(&self, idx: u16) -> Option<*mut bindings::netdev_queue> {
+        (u32::from(idx) < self.real_num_tx_queues())
+            // SAFETY: a live device, a queue it has.
+            .then(|| unsafe { bindings::netdev_get_tx_queue(self.0.as_raw(), idx.into()) })
+    }
+
+    /// Tells byte queue limits that `bytes` went on transmit queue `idx`'s
+    /// ring (`netdev_tx_sent_queue`); BQL stops the queue when too much is
+    /// in flight, until [`Device::tx_completed`] says enough was sent.
+    ///
+    /// # Safety
+    ///
+    /// Not concurrent with another `tx_sent` or a [`Device::tx_reset`] of
+    /// the queue: called from `start_xmit`, which holds the queue's lock.
+    pub unsafe fn tx_sent(&self, idx: u16, bytes: u32) {
+        if let Some(q) = self.tx_queue(idx) {
+            // SAFETY: a queue of the device; the only sender, per the
+            // caller.
+            unsafe { bindings::netdev_tx_sent_queue(q, bytes) }
+        }
+    }
+
+    /// Tells byte queue limits that `packets` frames of `bytes` bytes of
+    /// transmit queue `idx` were sent (`netdev_tx_completed_queue`).
+    ///
+    /// # Safety
+    ///
+    /// Not concurrent with another `tx_completed` or a [`Device::tx_reset`]
+    /// of the queue (the driver serialises its completions, typically in
+    /// one NAPI instance).
+    pub unsafe fn tx_completed(&self, idx: u16, packets: u32, bytes: u32) {
+        if let Some(q) = self.tx_queue(idx) {
+            // SAFETY: a queue of the device; the only completer, per the
+            // caller.
+            unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
+        }
+    }
+
+    /// Forgets what transmit queue `idx` had in flight, its ring emptied
+    /// (`netdev_tx_reset_queue`).
+    ///
+    /// # Safety
+    ///
+    /// Neither [`Device::tx_sent`] nor [`Device::tx_completed`] runs for
+    /// the queue meanwhile (it is stopped and its NAPI disabled).
+    pub unsafe fn tx_reset(&self, idx: u16) {
+        if let Some(q) = self.tx_queue(idx) {
+            // SAFETY: a queue of the device, quiet per the caller.
+            unsafe { bindings::netdev_tx_reset_queue(q) }
+        }
+    }
+
     /// Whether transmit queue `idx` is stopped
     /// (`__netif_subqueue_stopped`).
     pub fn queue_stopped(&self, idx: u16) -> bool {
@@ -492,6 +828,20 @@ impl<T> Device<T> {
         // SAFETY: not registered, per the caller: no one reads the field
         // concurrently.
         unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device the per-queue counters of `T`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_stat_ops(&self)
+    where
+        T: QueueStats,
+    {
+        // SAFETY: not registered, per the caller: no one reads the field
+        // concurrently.
+        unsafe { (*self.0.as_raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
     }
 
     /// Gives the device its offloads.
@@ -527,6 +877,22 @@ impl<T> Device<T> {
                 // CAST: 1, into a two-bit field.
                 .set_netmem_tx(bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong)
         };
+    }
+
+    /// Declares that [`Operations::set_rx_mode`] filters on the unicast
+    /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
+    /// mode for any address beyond the device's own.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_unicast_filter(&self) {
+        // SAFETY: as for `set_features`.
+        let bits = unsafe { &mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1 };
+        // CAST: a flag of the 32-bit field.
+        bits.set_priv_flags(
+            bits.priv_flags() | bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong,
+        );
     }
 
     /// Gives the device the ethtool operations of `T`.
@@ -604,7 +970,7 @@ impl<T: Operations> Adapter<T> {
         } else {
             None
         },
-        ndo_set_rx_mode: if T::HAS_SET_RX_MODE {
+        ndo_set_rx_mode_async: if T::HAS_SET_RX_MODE {
             Some(Self::set_rx_mode)
         } else {
             None
@@ -681,10 +1047,22 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`.
-    unsafe extern "C" fn set_rx_mode(dev: *mut bindings::net_device) {
+    /// As for `open`, with `uc` and `mc` the core's snapshots of the
+    /// device's address lists, left alone during the call.
+    unsafe extern "C" fn set_rx_mode(
+        dev: *mut bindings::net_device,
+        uc: *mut bindings::netdev_hw_addr_list,
+        mc: *mut bindings::netdev_hw_addr_list,
+    ) -> c_int {
         // SAFETY: per this function's contract.
-        T::set_rx_mode(unsafe { Self::dev(dev) });
+        let dev = unsafe { Self::dev(dev) };
+        let mode = RxMode {
+            dev,
+            uc,
+            mc,
+            _lists: PhantomData,
+        };
+        from_result(|| T::set_rx_mode(dev, &mode).map(|()| 0))
     }
 }
 

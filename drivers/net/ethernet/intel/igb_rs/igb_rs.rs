@@ -37,9 +37,14 @@ use kernel::{
             Operations,
             QueueConfig,
             QueueMgmt,
+            QueueStats,
             Registration,
+            RxMode,
+            RxQueueStats,
             Stats64,
+            TxQueueStats,
             TxStatus, //
+            ETH_ALEN,
         },
         ethtool,
         napi::{
@@ -124,6 +129,10 @@ pub(crate) struct QueuePair {
     tx_packets: Atomic<u64>,
     tx_bytes: Atomic<u64>,
     tx_dropped: Atomic<u64>,
+    /// Times the ring filled up and stopped the transmit queue.
+    tx_stops: Atomic<u64>,
+    /// Times completions woke it again.
+    tx_wakes: Atomic<u64>,
 }
 
 impl QueuePair {
@@ -139,6 +148,8 @@ impl QueuePair {
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
+            tx_stops: Atomic::new(0),
+            tx_wakes: Atomic::new(0),
         })
     }
 
@@ -152,15 +163,32 @@ impl QueuePair {
         1 << self.vector()
     }
 
+    /// The pair's transmit queue, as the stack numbers it.
+    fn txq(&self) -> u16 {
+        // CAST: below QUEUES.
+        self.idx as u16
+    }
+
+    /// Frees what the device sent off `tx`, the pair's ring, and tells
+    /// byte queue limits.
+    fn complete_tx(&self, dev: &Device<Nic>, tx: &mut TxRing, budget: i32) -> bool {
+        let (frames, bytes) = tx.clean(dev.data().bound(), budget);
+        if frames > 0 {
+            // SAFETY: completions of this queue hold its ring lock, as
+            // `tx` says.
+            unsafe { dev.tx_completed(self.txq(), frames, bytes) };
+        }
+        frames > 0
+    }
+
     fn clean_tx(&self, dev: &Device<Nic>, budget: i32) {
         let mut tx = self.tx.lock();
-        // CAST: below QUEUES.
-        let q = self.idx as u16;
-        if tx.clean(dev.data().bound(), budget) > 0
-            && dev.queue_stopped(q)
+        if self.complete_tx(dev, &mut tx, budget)
+            && dev.queue_stopped(self.txq())
             && tx.unused() >= ring::TX_FRAME_MAX
         {
-            dev.wake_queue(q);
+            dev.wake_queue(self.txq());
+            self.tx_wakes.add(1, Relaxed);
         }
     }
 }
@@ -199,6 +227,17 @@ impl Poll for QueuePair {
         }
         work.min(budget)
     }
+}
+
+/// RCTL bits of the receive filters: unicast and multicast promiscuous.
+const RCTL_FILTERS: u32 = RCTL_UPE | RCTL_MPE;
+
+/// Where multicast address `a` hashes in the multicast table (RCTL.MO 0,
+/// the reset value): register and bit, from address bits 36 to 47.
+fn mta_bit(a: &[u8; ETH_ALEN]) -> (usize, u32) {
+    let h = (u32::from(a[4]) >> 4) | (u32::from(a[5]) << 4);
+    // CAST: 7 bits.
+    (((h >> 5) & 0x7f) as usize, h & 0x1f)
 }
 
 /// Entries of the RSS indirection table.
@@ -261,6 +300,10 @@ pub(crate) struct Nic {
     rss: SpinLockIrq<Rss>,
     /// Some flow steering rule learns its flows from their SYNs.
     learning: Atomic<bool>,
+    /// RCTL as last written: the promiscuous bits are `set_rx_mode`'s,
+    /// the rest `open`'s and `stop`'s.
+    #[pin]
+    rctl: SpinLock<u32>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -275,6 +318,7 @@ impl Nic {
             split: Atomic::new(false),
             rss <- new_spinlock_irq!(Rss::new()),
             learning: Atomic::new(false),
+            rctl <- new_spinlock!(0),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
@@ -384,8 +428,7 @@ impl Nic {
             self.start_rx_ring(q.idx, ring)?;
         }
         self.wr(RLPML, 1522);
-        // All multicast until the driver has receive filters.
-        self.wr(RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_MPE);
+        self.set_rctl(|v| (v & RCTL_FILTERS) | RCTL_EN | RCTL_BAM | RCTL_SECRC);
         Ok(())
     }
 
@@ -436,7 +479,7 @@ impl Nic {
 
     /// Stops the receive and transmit units.
     fn quiesce(&self) {
-        self.wr(RCTL, 0);
+        self.set_rctl(|v| v & RCTL_FILTERS);
         self.wr(TCTL, TCTL_PSP);
         for q in &self.queues {
             self.wr(rxq(q.idx) + Q_DCTL, 0);
@@ -455,6 +498,56 @@ impl Nic {
             }
             fsleep(Delta::from_micros(50));
         }
+    }
+
+    /// Changes RCTL to `f` of its old value.
+    fn set_rctl(&self, f: impl FnOnce(u32) -> u32) {
+        let mut rctl = self.rctl.lock();
+        *rctl = f(*rctl);
+        self.wr(RCTL, *rctl);
+    }
+
+    /// Programs the receive filters: the device's address and the extra
+    /// unicast ones in the receive address registers, multicast addresses
+    /// hashed into the multicast table; promiscuous modes for the rest.
+    fn set_filters(&self, mode: &RxMode<'_>) {
+        let mut upe = mode.promiscuous();
+        let mut mpe = upe || mode.all_multicast();
+        // The pool bits the hardware loaded with the first entry.
+        let ctl = self.rd(RAH0) & 0x7fff_0000;
+        let rar = |n: usize, a: &[u8; ETH_ALEN]| {
+            let lo = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
+            let hi = u32::from(u16::from_le_bytes([a[4], a[5]]));
+            self.wr(RAL0 + 8 * n, lo);
+            self.wr(RAH0 + 8 * n, hi | ctl | RAH_AV);
+        };
+        rar(0, &mode.address());
+        let mut n = 1;
+        for a in mode.unicast() {
+            if n == RAR_COUNT {
+                upe = true;
+                break;
+            }
+            rar(n, &a);
+            n += 1;
+        }
+        for k in n..RAR_COUNT {
+            self.wr(RAH0 + 8 * k, 0);
+        }
+        let mut mta = [0u32; MTA_REGS];
+        for a in mode.multicast() {
+            let (reg, bit) = mta_bit(&a);
+            if let Some(r) = mta.get_mut(reg) {
+                *r |= 1 << bit;
+            } else {
+                mpe = true;
+            }
+        }
+        for (i, v) in mta.iter().enumerate() {
+            self.wr(MTA + 4 * i, *v);
+        }
+        let bits = if upe { RCTL_UPE } else { 0 } | if mpe { RCTL_MPE } else { 0 };
+        self.set_rctl(|v| (v & !RCTL_FILTERS) | bits);
     }
 
     /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
@@ -522,6 +615,8 @@ impl Operations for Nic {
             // go outside the lock.
             drop(q.rx.lock().take());
             q.tx.lock().reset(nic.bound());
+            // SAFETY: the queue is stopped and its NAPI disabled.
+            unsafe { dev.tx_reset(q.txq()) };
         }
         Ok(())
     }
@@ -536,13 +631,16 @@ impl Operations for Nic {
         let mut tx = q.tx.lock();
         match tx.push(nic.bound(), skb) {
             Ok((tail, len)) => {
+                // SAFETY: in `start_xmit`, which holds the queue's lock.
+                unsafe { dev.tx_sent(qi, len) };
                 nic.wr(txq(q.idx) + Q_TAIL, tail);
                 q.tx_packets.add(1, Relaxed);
                 q.tx_bytes.add(u64::from(len), Relaxed);
                 if tx.unused() < ring::TX_FRAME_MAX {
-                    tx.clean(nic.bound(), 0);
+                    q.complete_tx(dev, &mut tx, 0);
                     if tx.unused() < ring::TX_FRAME_MAX {
                         dev.stop_queue(qi);
+                        q.tx_stops.add(1, Relaxed);
                     }
                 }
                 TxStatus::Ok
@@ -553,11 +651,17 @@ impl Operations for Nic {
             }
             Err(TxError::Full(skb)) => {
                 dev.stop_queue(qi);
+                q.tx_stops.add(1, Relaxed);
                 // The stack keeps it and retries.
                 let _ = skb.into_raw();
                 TxStatus::Busy
             }
         }
+    }
+
+    fn set_rx_mode(dev: &Device<Self>, mode: &RxMode<'_>) -> Result {
+        dev.data().set_filters(mode);
+        Ok(())
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
@@ -789,6 +893,54 @@ impl QueueMgmt for Nic {
     }
 }
 
+impl QueueStats for Nic {
+    fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
+        let Ok(q) = dev.data().queue(idx) else {
+            return RxQueueStats::default();
+        };
+        RxQueueStats {
+            packets: Some(q.rx_packets.load(Relaxed)),
+            bytes: Some(q.rx_bytes.load(Relaxed)),
+            hw_drops: Some(q.rx_dropped.load(Relaxed)),
+            ..Default::default()
+        }
+    }
+
+    fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats {
+        let Ok(q) = dev.data().queue(idx) else {
+            return TxQueueStats::default();
+        };
+        TxQueueStats {
+            packets: Some(q.tx_packets.load(Relaxed)),
+            bytes: Some(q.tx_bytes.load(Relaxed)),
+            hw_drops: Some(q.tx_dropped.load(Relaxed)),
+            stop: Some(q.tx_stops.load(Relaxed)),
+            wake: Some(q.tx_wakes.load(Relaxed)),
+            ..Default::default()
+        }
+    }
+
+    fn base_stats(_dev: &Device<Self>) -> (RxQueueStats, TxQueueStats) {
+        // Every queue pair is always active: the base only says which
+        // counters there are.
+        let rx = RxQueueStats {
+            packets: Some(0),
+            bytes: Some(0),
+            hw_drops: Some(0),
+            ..Default::default()
+        };
+        let tx = TxQueueStats {
+            packets: Some(0),
+            bytes: Some(0),
+            hw_drops: Some(0),
+            stop: Some(0),
+            wake: Some(0),
+            ..Default::default()
+        };
+        (rx, tx)
+    }
+}
+
 /// A queue pair's interrupt: hand over to NAPI.
 struct QueueIrq {
     dev: ARef<Device<Nic>>,
@@ -915,6 +1067,7 @@ impl pci::Driver for IgbRs {
                     // mapped with `SkBuff::map_for_tx`.
                     unsafe {
                         dev.set_queue_mgmt();
+                        dev.set_stat_ops();
                         dev.set_ethtool_ops();
                         dev.set_features(
                             Features::SG
@@ -924,6 +1077,7 @@ impl pci::Driver for IgbRs {
                                 | Features::NTUPLE,
                         );
                         dev.set_netmem_tx();
+                        dev.set_unicast_filter();
                     }
                     Ok(())
                 })?;

@@ -35,8 +35,13 @@ pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
 pub(crate) const RLPML: usize = 0x5004;
 pub(crate) const MTA: usize = 0x5200;
+pub(crate) const MTA_REGS: usize = 128;
 pub(crate) const RAL0: usize = 0x5400;
 pub(crate) const RAH0: usize = 0x5404;
+/// Receive address registers: `n` < 16 at RAL0/RAH0 + 8n.
+pub(crate) const RAR_COUNT: usize = 16;
+/// RAH: the entry is valid; the low 16 bits hold address bytes 4 and 5.
+pub(crate) const RAH_AV: u32 = 1 << 31;
 pub(crate) const VFTA: usize = 0x5600;
 pub(crate) const MRQC: usize = 0x5818;
 pub(crate) const RXCSUM: usize = 0x5000;
@@ -75,6 +80,7 @@ pub(crate) const MDIC_RESTART_AUTONEG: u32 = (1 << 26) | (1 << 21) | 0x1340;
 pub(crate) const MDIC_READY: u32 = 1 << 28;
 
 pub(crate) const RCTL_EN: u32 = 1 << 1;
+pub(crate) const RCTL_UPE: u32 = 1 << 3;
 pub(crate) const RCTL_MPE: u32 = 1 << 4;
 pub(crate) const RCTL_BAM: u32 = 1 << 15;
 pub(crate) const RCTL_SECRC: u32 = 1 << 26;

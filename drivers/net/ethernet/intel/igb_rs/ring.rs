@@ -628,9 +628,9 @@ impl TxRing {
     }
 
     /// Frees the frames the device sent (`budget` as NAPI gives it, 0
-    /// outside NAPI); returns how many.
-    pub(crate) fn clean(&mut self, dev: &Device<Bound>, budget: i32) -> usize {
-        let mut n = 0;
+    /// outside NAPI); returns how many, and their bytes.
+    pub(crate) fn clean(&mut self, dev: &Device<Bound>, budget: i32) -> (u32, u32) {
+        let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
             let Some(eop) = self
@@ -649,11 +649,12 @@ impl TxRing {
             let skb = self.slots.get_mut(first).and_then(|s| s.skb.take());
             self.unmap(dev, first, next(eop));
             if let Some(skb) = skb {
+                bytes = bytes.wrapping_add(skb.len());
                 skb.napi_consume(budget);
             }
             self.next_to_clean = next(eop);
             n += 1;
         }
-        n
+        (n, bytes)
     }
 }

@@ -146,6 +146,25 @@ t() { # description command...
 	fi
 }
 
+# ethtool -L combined N: N receive queues, and the carrier back.
+set_channels() { # n
+	ethtool -L "$NETIF" combined "$1" || return 1
+	[ "$(find "/sys/class/net/$NETIF/queues" -name 'rx-*' | wc -l)" = "$1" ] &&
+		wait_carrier "$NETIF"
+}
+
+# set_channels while a ping runs, then ping again.
+channels_under_traffic() { # n
+	local p rc
+	ping -q -i 0.05 -c 60 "$REMOTE_V4" >/dev/null 2>&1 &
+	p=$!
+	sleep 0.5
+	set_channels "$1"
+	rc=$?
+	wait "$p"
+	[ "$rc" = 0 ] && ping -c 2 -W 2 "$REMOTE_V4" && ping -6 -c 2 -W 2 "$REMOTE_V6"
+}
+
 # The topology itself, as TAP: the drv-net tests assume all of this.
 suite_net_env() {
 	TAP_N=0 TAP_FAIL=0
@@ -153,7 +172,7 @@ suite_net_env() {
 	dev=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..10"
+	echo "1..14"
 	t "carrier on $NETIF" wait_carrier "$NETIF"
 	t "carrier on peer" wait_carrier ns-remote "$PEER"
 	t "ping $REMOTE_V4" ping -c 2 -W 2 "$REMOTE_V4"
@@ -168,6 +187,10 @@ suite_net_env() {
 		! ethtool -x $NETIF | grep -E '^ +[0-9]+:' | grep -Eq ':.*[1-9]'"
 	t "ethtool -X default: buckets on both queues again" sh -c "ethtool -X $NETIF default &&
 		ethtool -x $NETIF | grep -E '^ +[0-9]+:' | grep -Eq ':.*[1-9]'"
+	t "ethtool -L combined 4: four queue pairs" set_channels 4
+	t "RSS over four queues: 32 TCP flows reach every vector" python3 "$(dirname "$0")/rss_check.py"
+	t "ethtool -L combined 1 under traffic, then ping" channels_under_traffic 1
+	t "ethtool -L combined 2 under traffic, then ping" channels_under_traffic 2
 	return $TAP_FAIL
 }
 

@@ -45,11 +45,13 @@ rust_helper___netif_subqueue_stopped(const struct net_device *dev,
 	return __netif_subqueue_stopped(dev, queue_index);
 }
 
-__rust_helper void rust_helper_netif_napi_add(struct net_device *dev,
-					      struct napi_struct *napi,
-					      int (*poll)(struct napi_struct *, int))
+__rust_helper void
+rust_helper_netif_napi_add_config(struct net_device *dev,
+				  struct napi_struct *napi,
+				  int (*poll)(struct napi_struct *, int),
+				  int index)
 {
-	netif_napi_add(dev, napi, poll);
+	netif_napi_add_config(dev, napi, poll, index);
 }
 
 __rust_helper void rust_helper_netif_napi_del(struct napi_struct *napi)

@@ -935,6 +935,28 @@ impl<T> Device<T> {
         QueueConfig::from_raw(&raw)
     }
 
+    /// Sets how many of the transmit and receive queues allocated with
+    /// the device are in use (`netif_set_real_num_queues`).
+    ///
+    /// # Safety
+    ///
+    /// The device is not registered yet, or RTNL is held (as in
+    /// `ethtool` callbacks), and the driver no longer uses the queues
+    /// that go.
+    pub unsafe fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: a live device; RTNL per the caller.
+        to_result(unsafe { bindings::netif_set_real_num_queues(self.0.as_raw(), tx, rx) })
+    }
+
+    /// Whether the user set the RSS indirection table (`ethtool -X`
+    /// other than `default`): a driver keeps it when the queue count
+    /// changes, and spreads a default one over the new count otherwise
+    /// (`netif_is_rxfh_configured`).
+    pub fn rxfh_configured(&self) -> bool {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_is_rxfh_configured(self.0.as_raw()) }
+    }
+
     /// The number of transmit queues in use.
     pub fn real_num_tx_queues(&self) -> u32 {
         // SAFETY: a live device; the field is read as C reads it.

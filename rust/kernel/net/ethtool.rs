@@ -339,6 +339,13 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Changes the queue counts (`set_channels`, `ethtool -L`). The core
+    /// checked `ch` against the maximums, and that no RSS table entry,
+    /// flow steering rule or memory provider uses a queue that would go.
+    fn set_channels(_dev: &Device<Self>, _ch: &Channels) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// The size of the flow steering rule table, and calls `f` with the
     /// location and contents of each rule in it, in location order
     /// (`ethtool -n`, through `get_rxnfc`).
@@ -427,6 +434,11 @@ impl<T: Ops> Adapter<T> {
         },
         get_channels: if T::HAS_CHANNELS {
             Some(Self::get_channels)
+        } else {
+            None
+        },
+        set_channels: if T::HAS_SET_CHANNELS {
+            Some(Self::set_channels)
         } else {
             None
         },
@@ -707,5 +719,23 @@ impl<T: Ops> Adapter<T> {
         ch.max_other = c.max_other;
         ch.combined_count = c.combined_count;
         ch.other_count = c.other_count;
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `ch` valid.
+    unsafe extern "C" fn set_channels(
+        dev: *mut bindings::net_device,
+        ch: *mut bindings::ethtool_channels,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, ch) = unsafe { (Device::<T>::from_raw(dev), &*ch) };
+        let c = Channels {
+            max_combined: ch.max_combined,
+            max_other: ch.max_other,
+            combined_count: ch.combined_count,
+            other_count: ch.other_count,
+        };
+        from_result(|| T::set_channels(dev, &c).map(|()| 0))
     }
 }

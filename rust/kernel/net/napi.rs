@@ -69,22 +69,37 @@ impl<T: Poll> Napi<T> {
         self.raw.get()
     }
 
-    /// Adds the instance to `dev`, polling `owner` (`netif_napi_add`).
+    /// Adds the instance to `dev` as the NAPI of queue `index`, polling
+    /// `owner` (`netif_napi_add_config`). The instance keeps the queue's
+    /// settings and NAPI ID across disable and enable, so the device's
+    /// NAPI list stays sorted by ID (as netlink dumps need) however its
+    /// queues restart.
     ///
     /// # Safety
     ///
     /// `owner` is the object this `Napi` is embedded in, and `dev` outlives
-    /// it.
-    pub unsafe fn add(&self, dev: &NetDevice, owner: &T) {
+    /// it; `index` is below the number of queues `dev` was allocated with
+    /// and no other instance of `dev` has it.
+    pub unsafe fn add(&self, dev: &NetDevice, owner: &T, index: u32) {
         self.owner.set(owner);
+        // CAST: below the device's queue count, an int.
+        let index = index as c_int;
         // SAFETY: the instance is pinned, zeroed and not yet added; `dev`
-        // is a live device; the poll function matches.
-        unsafe { bindings::netif_napi_add(dev.as_raw(), self.as_raw(), Some(Self::poll_callback)) }
+        // is a live device with a NAPI config for `index`, per the caller;
+        // the poll function matches.
+        unsafe {
+            bindings::netif_napi_add_config(
+                dev.as_raw(),
+                self.as_raw(),
+                Some(Self::poll_callback),
+                index,
+            )
+        }
     }
 
     /// The device the instance was added to.
     pub fn dev(&self) -> &NetDevice {
-        // SAFETY: set by `netif_napi_add` and kept while the instance is
+        // SAFETY: set by `add` and kept while the instance is
         // added, which it is whenever it polls (the only time a driver
         // reaches it through its owner); the device outlives it.
         unsafe { NetDevice::from_raw((*self.as_raw()).dev) }

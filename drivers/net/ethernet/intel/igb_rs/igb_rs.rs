@@ -108,8 +108,11 @@ kernel::pci_device_table!(
 /// The driver.
 struct IgbRs;
 
-/// Queue pairs (a receive and a transmit queue on one vector and NAPI).
-const QUEUES: usize = 2;
+/// Queue pairs (a receive and a transmit queue on one vector and NAPI)
+/// the device is set up with: `ethtool -L combined` takes 1 to this many.
+const QUEUES: usize = 4;
+/// Queue pairs in use at probe.
+const DEFAULT_QUEUES: usize = 2;
 
 /// One queue pair: rings, NAPI, counters.
 #[pin_data]
@@ -161,6 +164,28 @@ impl QueuePair {
 
     fn eims(&self) -> u32 {
         1 << self.vector()
+    }
+
+    /// The pair's receive counters.
+    fn rx_stats(&self) -> RxQueueStats {
+        RxQueueStats {
+            packets: Some(self.rx_packets.load(Relaxed)),
+            bytes: Some(self.rx_bytes.load(Relaxed)),
+            hw_drops: Some(self.rx_dropped.load(Relaxed)),
+            ..Default::default()
+        }
+    }
+
+    /// The pair's transmit counters.
+    fn tx_stats(&self) -> TxQueueStats {
+        TxQueueStats {
+            packets: Some(self.tx_packets.load(Relaxed)),
+            bytes: Some(self.tx_bytes.load(Relaxed)),
+            hw_drops: Some(self.tx_dropped.load(Relaxed)),
+            stop: Some(self.tx_stops.load(Relaxed)),
+            wake: Some(self.tx_wakes.load(Relaxed)),
+            ..Default::default()
+        }
     }
 
     /// The pair's transmit queue, as the stack numbers it.
@@ -254,19 +279,25 @@ pub(crate) struct Rss {
 }
 
 impl Rss {
-    /// The system's key, buckets spread evenly over the queue pairs.
+    /// The system's key, buckets spread evenly over the queue pairs in
+    /// use.
     fn new() -> Self {
         let mut key = [0u8; RSS_KEY_SIZE];
         kernel::net::driver::rss_key_fill(&mut key);
-        let mut reta = [0u8; RETA_SIZE];
-        for (i, e) in reta.iter_mut().enumerate() {
-            // CAST: below QUEUES.
-            *e = (i % QUEUES) as u8;
-        }
-        Self {
-            reta,
+        let mut rss = Self {
+            reta: [0; RETA_SIZE],
             key,
             steer: steer::Steering::new(),
+        };
+        rss.spread(DEFAULT_QUEUES);
+        rss
+    }
+
+    /// Spreads the buckets evenly over `n` queue pairs.
+    fn spread(&mut self, n: usize) {
+        for (i, e) in self.reta.iter_mut().enumerate() {
+            // CAST: below QUEUES.
+            *e = (i % n.max(1)) as u8;
         }
     }
 
@@ -300,6 +331,9 @@ pub(crate) struct Nic {
     rss: SpinLockIrq<Rss>,
     /// Some flow steering rule learns its flows from their SYNs.
     learning: Atomic<bool>,
+    /// Queue pairs in use (`ethtool -L`); changed only while the device
+    /// is down, under the instance lock.
+    active: Atomic<usize>,
     /// RCTL as last written: the promiscuous bits are `set_rx_mode`'s,
     /// the rest `open`'s and `stop`'s.
     #[pin]
@@ -318,6 +352,7 @@ impl Nic {
             split: Atomic::new(false),
             rss <- new_spinlock_irq!(Rss::new()),
             learning: Atomic::new(false),
+            active: Atomic::new(DEFAULT_QUEUES),
             rctl <- new_spinlock!(0),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
@@ -350,9 +385,17 @@ impl Nic {
         self.rd(STATUS) & STATUS_LU != 0
     }
 
-    /// Every vector's bit in EIMS/EIMC.
+    /// The queue pairs in use.
+    fn active(&self) -> &[QueuePair] {
+        let n = self.active.load(Relaxed);
+        self.queues.get(..n).unwrap_or(&self.queues)
+    }
+
+    /// The vector bits in EIMS/EIMC of "other" and the pairs in use.
     fn all_vectors(&self) -> u32 {
-        self.queues.iter().fold(1 << VEC_OTHER, |m, q| m | q.eims())
+        self.active()
+            .iter()
+            .fold(1 << VEC_OTHER, |m, q| m | q.eims())
     }
 
     /// Masks every interrupt cause.
@@ -393,6 +436,10 @@ impl Nic {
         self.wr(GPIE, GPIE_MSIX_MODE | GPIE_PBA | GPIE_EIAME | GPIE_NSICR);
         self.wr(IVAR_MISC, (VEC_OTHER | IVAR_VALID) << 8);
         for q in &self.queues {
+            // Pairs out of use fire no vector.
+            self.wr(IVAR0 + 4 * q.idx, 0);
+        }
+        for q in self.active() {
             // Queue q < 8 uses IVAR0[q]: receive in byte 0, transmit in 1.
             let v = q.vector() | IVAR_VALID;
             self.wr(IVAR0 + 4 * q.idx, v | v << 8);
@@ -403,7 +450,7 @@ impl Nic {
         self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
         self.configure_rss();
 
-        for q in &self.queues {
+        for q in self.active() {
             let tq = txq(q.idx);
             self.wr(tq + Q_DCTL, 0);
             {
@@ -422,7 +469,7 @@ impl Nic {
         }
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
-        for q in &self.queues {
+        for q in self.active() {
             let mut rx = q.rx.lock();
             let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
             self.start_rx_ring(q.idx, ring)?;
@@ -563,10 +610,10 @@ impl Nic {
         }
     }
 
-    /// Receive queue pair `idx`, if there is one.
+    /// Queue pair `idx`, if it is in use.
     fn queue(&self, idx: u32) -> Result<&QueuePair> {
         // CAST: u32 to usize is lossless on Linux.
-        self.queues.get(idx as usize).ok_or(EINVAL)
+        self.active().get(idx as usize).ok_or(EINVAL)
     }
 }
 
@@ -575,7 +622,7 @@ impl Operations for Nic {
     fn open(dev: &Device<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
-        for q in &nic.queues {
+        for q in nic.active() {
             // CAST: below QUEUES.
             let cfg = dev.queue_config(q.idx as u32);
             // SAFETY: the core holds the instance lock around the ops of a
@@ -586,7 +633,7 @@ impl Operations for Nic {
             drop(q.rx.lock().replace(ring));
         }
         nic.configure()?;
-        for q in &nic.queues {
+        for q in nic.active() {
             // SAFETY: the core holds the instance lock around the ops of a
             // device with the queue management API.
             unsafe { q.napi.enable_locked() };
@@ -605,12 +652,12 @@ impl Operations for Nic {
         dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
-        for q in &nic.queues {
+        for q in nic.active() {
             // SAFETY: as in `open`.
             unsafe { q.napi.disable_locked() };
         }
         nic.quiesce();
-        for q in &nic.queues {
+        for q in nic.active() {
             // The device no longer reads or writes the buffers; the pools
             // go outside the lock.
             drop(q.rx.lock().take());
@@ -624,7 +671,7 @@ impl Operations for Nic {
     fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus {
         let nic = dev.data();
         let qi = skb.queue_mapping();
-        let Some(q) = nic.queues.get(usize::from(qi)) else {
+        let Some(q) = nic.active().get(usize::from(qi)) else {
             skb.drop_reason(DropReason::NotSpecified);
             return TxStatus::Ok;
         };
@@ -721,8 +768,8 @@ impl ethtool::Ops for Nic {
         if dev.is_running() {
             // Each receive queue restarts on a new ring with the new
             // descriptor type, as the queue API restarts one: the link
-            // and the other queue stay up.
-            for q in &nic.queues {
+            // and the other queues stay up.
+            for q in nic.active() {
                 // CAST: below QUEUES.
                 let idx = q.idx as u32;
                 let cfg = dev.queue_config(idx);
@@ -740,9 +787,9 @@ impl ethtool::Ops for Nic {
         Ok(())
     }
 
-    fn rx_ring_count(_dev: &Device<Self>) -> u32 {
-        // CAST: 2.
-        QUEUES as u32
+    fn rx_ring_count(dev: &Device<Self>) -> u32 {
+        // CAST: at most QUEUES.
+        dev.data().active().len() as u32
     }
 
     fn rxfh_sizes(_dev: &Device<Self>) -> (u32, u32) {
@@ -800,7 +847,7 @@ impl ethtool::Ops for Nic {
     ) -> Result<u32> {
         let nic = dev.data();
         // CAST: u32 to usize is lossless on Linux.
-        if rule.queue as usize >= QUEUES {
+        if rule.queue as usize >= nic.active().len() {
             return Err(EINVAL);
         }
         let loc = {
@@ -819,15 +866,45 @@ impl ethtool::Ops for Nic {
         Ok(())
     }
 
-    fn channels(_dev: &Device<Self>) -> ethtool::Channels {
-        // CAST: 2.
-        let n = QUEUES as u32;
+    fn channels(dev: &Device<Self>) -> ethtool::Channels {
         ethtool::Channels {
-            max_combined: n,
+            // CAST: 4.
+            max_combined: QUEUES as u32,
             max_other: 1,
-            combined_count: n,
+            // CAST: at most QUEUES.
+            combined_count: dev.data().active().len() as u32,
             other_count: 1,
         }
+    }
+
+    fn set_channels(dev: &Device<Self>, ch: &ethtool::Channels) -> Result {
+        let nic = dev.data();
+        // CAST: u32 to usize is lossless on Linux.
+        let n = ch.combined_count as usize;
+        if n == 0 || n > QUEUES || ch.other_count != 1 {
+            return Err(EINVAL);
+        }
+        if n == nic.active().len() {
+            return Ok(());
+        }
+        let running = dev.is_running();
+        if running {
+            <Nic as Operations>::stop(dev)?;
+        }
+        // SAFETY: the core holds RTNL around ethtool ops; the device is
+        // down, so no queue is in use.
+        let set = unsafe { dev.set_real_num_queues(ch.combined_count, ch.combined_count) };
+        if set.is_ok() {
+            nic.active.store(n, Relaxed);
+            if !dev.rxfh_configured() {
+                nic.rss.lock().spread(n);
+            }
+        }
+        if running {
+            // The counters of pairs out of use stay in the base stats.
+            <Nic as Operations>::open(dev)?;
+        }
+        set
     }
 }
 
@@ -895,41 +972,28 @@ impl QueueMgmt for Nic {
 
 impl QueueStats for Nic {
     fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
-        let Ok(q) = dev.data().queue(idx) else {
-            return RxQueueStats::default();
-        };
-        RxQueueStats {
-            packets: Some(q.rx_packets.load(Relaxed)),
-            bytes: Some(q.rx_bytes.load(Relaxed)),
-            hw_drops: Some(q.rx_dropped.load(Relaxed)),
-            ..Default::default()
-        }
+        dev.data()
+            .queue(idx)
+            .map_or_else(|_| RxQueueStats::default(), QueuePair::rx_stats)
     }
 
     fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats {
-        let Ok(q) = dev.data().queue(idx) else {
-            return TxQueueStats::default();
-        };
-        TxQueueStats {
-            packets: Some(q.tx_packets.load(Relaxed)),
-            bytes: Some(q.tx_bytes.load(Relaxed)),
-            hw_drops: Some(q.tx_dropped.load(Relaxed)),
-            stop: Some(q.tx_stops.load(Relaxed)),
-            wake: Some(q.tx_wakes.load(Relaxed)),
-            ..Default::default()
-        }
+        dev.data()
+            .queue(idx)
+            .map_or_else(|_| TxQueueStats::default(), QueuePair::tx_stats)
     }
 
-    fn base_stats(_dev: &Device<Self>) -> (RxQueueStats, TxQueueStats) {
-        // Every queue pair is always active: the base only says which
-        // counters there are.
-        let rx = RxQueueStats {
+    fn base_stats(dev: &Device<Self>) -> (RxQueueStats, TxQueueStats) {
+        // What the pairs out of use counted while they were in use; zero
+        // otherwise, which says which counters there are.
+        let nic = dev.data();
+        let mut rx = RxQueueStats {
             packets: Some(0),
             bytes: Some(0),
             hw_drops: Some(0),
             ..Default::default()
         };
-        let tx = TxQueueStats {
+        let mut tx = TxQueueStats {
             packets: Some(0),
             bytes: Some(0),
             hw_drops: Some(0),
@@ -937,6 +1001,10 @@ impl QueueStats for Nic {
             wake: Some(0),
             ..Default::default()
         };
+        for q in nic.queues.get(nic.active().len()..).unwrap_or(&[]) {
+            rx.add(&q.rx_stats());
+            tx.add(&q.tx_stats());
+        }
         (rx, tx)
     }
 }
@@ -988,18 +1056,24 @@ impl irq::Handler for OtherIrq {
 #[pin_data]
 struct Probed<'bound> {
     #[pin]
-    irq_q0: irq::Registration<'bound, QueueIrq>,
-    #[pin]
-    irq_q1: irq::Registration<'bound, QueueIrq>,
+    irq_queues: [irq::Registration<'bound, QueueIrq>; QUEUES],
     #[pin]
     irq_other: irq::Registration<'bound, OtherIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
     netdev: Registration<Nic>,
 }
 
+/// The names of the queue pairs' interrupts.
+const QUEUE_IRQ_NAMES: [&CStr; QUEUES] = [
+    c"igb_rs-rxtx-0",
+    c"igb_rs-rxtx-1",
+    c"igb_rs-rxtx-2",
+    c"igb_rs-rxtx-3",
+];
+
 /// Requests MSI-X vector `idx` of `vecs` for `handler`.
 fn request_irq<'bound, H: irq::Handler + 'static>(
-    vecs: &mut pci::IrqVectorRegistration<'bound>,
+    vecs: &pci::IrqVectorRegistration<'bound>,
     idx: usize,
     name: &'static CStr,
     handler: H,
@@ -1055,13 +1129,15 @@ impl pci::Driver for IgbRs {
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             let mac = reset(&bar);
             let bar = bar.into_devres()?;
-            // CAST: 2.
+            // CAST: 4.
             let nq = QUEUES as u32;
             let netdev =
                 Registration::new(pdev.as_ref(), nq, nq, &mac, Nic::new(pdev, bar), |dev| {
                     for q in &dev.data().queues {
-                        // SAFETY: the instance is in the device's own data.
-                        unsafe { q.napi.add(dev, q) };
+                        // SAFETY: the instance is in the device's own data;
+                        // one per pair, of which the device has QUEUES.
+                        // CAST: below QUEUES.
+                        unsafe { q.napi.add(dev, q, q.idx as u32) };
                     }
                     // SAFETY: the device is not registered yet; frames are
                     // mapped with `SkBuff::map_for_tx`.
@@ -1078,6 +1154,9 @@ impl pci::Driver for IgbRs {
                         );
                         dev.set_netmem_tx();
                         dev.set_unicast_filter();
+                        // CAST: 2.
+                        let n = DEFAULT_QUEUES as u32;
+                        dev.set_real_num_queues(n, n)?;
                     }
                     Ok(())
                 })?;
@@ -1091,18 +1170,11 @@ impl pci::Driver for IgbRs {
                     c"igb_rs-other",
                     OtherIrq { dev: netdev.device_ref() },
                 ),
-                irq_q0 <- request_irq(
-                    vectors,
-                    1,
-                    c"igb_rs-rxtx-0",
-                    QueueIrq { dev: netdev.device_ref(), idx: 0 },
-                ),
-                irq_q1 <- request_irq(
-                    vectors,
-                    2,
-                    c"igb_rs-rxtx-1",
-                    QueueIrq { dev: netdev.device_ref(), idx: 1 },
-                ),
+                irq_queues <- pin_init::pin_init_array_from_fn(|i| {
+                    let name = QUEUE_IRQ_NAMES.get(i).copied().unwrap_or(c"igb_rs-rxtx");
+                    let handler = QueueIrq { dev: netdev.device_ref(), idx: i };
+                    request_irq(vectors, i + 1, name, handler)
+                }),
             }))
         })
     }

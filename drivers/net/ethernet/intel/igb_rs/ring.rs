@@ -122,6 +122,9 @@ pub(crate) struct RxRing {
     buf_size: u32,
     /// Payload buffers are halves of host pages.
     frag: bool,
+    /// Payload buffers come from a memory provider: the CPU may not be
+    /// able to read them.
+    unreadable: bool,
     next_to_clean: usize,
     next_to_fill: usize,
     armed: usize,
@@ -146,6 +149,11 @@ impl RxInfo {
         // RSS types 1, 3, 6 (TCP), 7 to 9 (UDP).
         // CAST: the high half of the quadword.
         matches!(self.0 & 0xf, 1 | 3 | 6..=9).then_some((self.0 >> 32) as u32)
+    }
+
+    /// Whether the device parsed a TCP header (packet type, bit 8).
+    fn is_tcp(self) -> bool {
+        self.0 & (1 << 8) != 0
     }
 
     /// The RSS hash, if the device hashed the frame as TCP.
@@ -216,7 +224,8 @@ impl RxRing {
         // fits 2 KiB, and half the memory per frame lets TCP open a window
         // twice as wide for the same socket buffer. A provider's buffers
         // are used whole, at the size it asked for.
-        let frag = !pool.is_unreadable() && buf_size == HOST_FRAG * 2;
+        let unreadable = pool.is_unreadable();
+        let frag = !unreadable && buf_size == HOST_FRAG * 2;
         if frag {
             buf_size = HOST_FRAG;
         }
@@ -241,6 +250,7 @@ impl RxRing {
             hdr_pool,
             buf_size,
             frag,
+            unreadable,
             next_to_clean: 0,
             next_to_fill: 0,
             armed: 0,
@@ -428,6 +438,13 @@ impl RxRing {
             let built = match (buf, hdr, hlen) {
                 // Frames span one buffer: no jumbo frames yet.
                 _ if st & RXD_STAT_EOP == 0 || st & RXD_ERR_MASK != 0 => Err(DropReason::DevHdr),
+                // Only TCP reads payloads in device memory (the stack
+                // would checksum anything else, and cannot): a queue's
+                // provider gets frames other than the steered flows' when
+                // it is bound to the queue non-TCP traffic goes to.
+                (Some(_), Some(_), Some(_)) if len > 0 && self.unreadable && !info.is_tcp() => {
+                    Err(DropReason::NotSpecified)
+                }
                 (Some(buf), Some(hdr), Some(hlen)) => {
                     self.build_split(napi, (hdr, hlen), (buf, len), watch)
                 }

@@ -941,8 +941,9 @@ impl<T> Device<T> {
     /// # Safety
     ///
     /// The device is not registered yet, or RTNL is held (as in
-    /// `ethtool` callbacks), and the driver no longer uses the queues
-    /// that go.
+    /// [`ethtool::Ops::set_channels`]; not in the other ethtool ops of an
+    /// ops-locked device), and the driver no longer uses the queues that
+    /// go.
     pub unsafe fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
         // SAFETY: a live device; RTNL per the caller.
         to_result(unsafe { bindings::netif_set_real_num_queues(self.0.as_raw(), tx, rx) })

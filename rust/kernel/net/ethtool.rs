@@ -88,6 +88,27 @@ pub struct RingParam {
     pub hds_thresh_max: u32,
 }
 
+/// Link-level flow control (`ethtool -a`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseParam {
+    /// Pause use is negotiated with the link partner.
+    pub autoneg: bool,
+    /// Received pause frames stop transmission.
+    pub rx_pause: bool,
+    /// The device sends pause frames when its receive buffer fills.
+    pub tx_pause: bool,
+}
+
+/// IEEE 802.3x pause frame counters (`ethtool -I -a`); a counter the
+/// device does not keep is `None` and goes unreported.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseStats {
+    /// Pause frames sent (aPAUSEMACCtrlFramesTransmitted).
+    pub tx_pause_frames: Option<u64>,
+    /// Pause frames received (aPAUSEMACCtrlFramesReceived).
+    pub rx_pause_frames: Option<u64>,
+}
+
 /// Queue counts (`ethtool -l` / `-L`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Channels {
@@ -334,6 +355,16 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Flow control as the device does it (`get_pauseparam`).
+    fn pauseparam(_dev: &Device<Self>) -> PauseParam {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Pause frame counters (`get_pause_stats`).
+    fn pause_stats(_dev: &Device<Self>) -> PauseStats {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Queue counts (`get_channels`).
     fn channels(_dev: &Device<Self>) -> Channels {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
@@ -342,6 +373,10 @@ pub trait Ops: Operations {
     /// Changes the queue counts (`set_channels`, `ethtool -L`). The core
     /// checked `ch` against the maximums, and that no RSS table entry,
     /// flow steering rule or memory provider uses a queue that would go.
+    ///
+    /// Called with RTNL held as well as the instance lock (the adapter
+    /// asks for it: changing the real queue counts needs it), where the
+    /// other ops of an ops-locked device get the instance lock only.
     fn set_channels(_dev: &Device<Self>, _ch: &Channels) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
@@ -431,6 +466,24 @@ impl<T: Ops> Adapter<T> {
             Some(Self::set_rxfh)
         } else {
             None
+        },
+        get_pauseparam: if T::HAS_PAUSEPARAM {
+            Some(Self::get_pauseparam)
+        } else {
+            None
+        },
+        get_pause_stats: if T::HAS_PAUSE_STATS {
+            Some(Self::get_pause_stats)
+        } else {
+            None
+        },
+        // Changing the real queue counts (`netif_set_real_num_queues`)
+        // takes RTNL, which the core holds for ops-locked devices only
+        // where asked.
+        op_needs_rtnl: if T::HAS_SET_CHANNELS {
+            bindings::ETHTOOL_OP_NEEDS_RTNL_SCHANNELS
+        } else {
+            0
         },
         get_channels: if T::HAS_CHANNELS {
             Some(Self::get_channels)
@@ -703,6 +756,43 @@ impl<T: Ops> Adapter<T> {
             }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `pause` writable.
+    unsafe extern "C" fn get_pauseparam(
+        dev: *mut bindings::net_device,
+        pause: *mut bindings::ethtool_pauseparam,
+    ) {
+        // SAFETY: per this function's contract.
+        let (dev, pause) = unsafe { (Device::<T>::from_raw(dev), &mut *pause) };
+        let p = T::pauseparam(dev);
+        pause.autoneg = u32::from(p.autoneg);
+        pause.rx_pause = u32::from(p.rx_pause);
+        pause.tx_pause = u32::from(p.tx_pause);
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `stats` writable.
+    unsafe extern "C" fn get_pause_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_pause_stats,
+    ) {
+        // SAFETY: per this function's contract.
+        let (dev, stats) = unsafe { (Device::<T>::from_raw(dev), &mut *stats) };
+        let p = T::pause_stats(dev);
+        // ETHTOOL_STAT_NOT_SET: not reported.
+        let unset = u64::MAX;
+        // The counters' `struct_group` (`stats`), written whole.
+        stats.__bindgen_anon_1 = bindings::ethtool_pause_stats__bindgen_ty_1 {
+            stats: bindings::ethtool_pause_stats__bindgen_ty_1__bindgen_ty_2 {
+                tx_pause_frames: p.tx_pause_frames.unwrap_or(unset),
+                rx_pause_frames: p.rx_pause_frames.unwrap_or(unset),
+                tx_pause_storm_events: unset,
+            },
+        };
     }
 
     /// # Safety

@@ -78,6 +78,8 @@ use ring::{
     RxRing,
     TxError,
     TxRing,
+    DESC_SIZE,
+    RING_MAX,
     RING_SIZE, //
 };
 
@@ -144,7 +146,7 @@ impl QueuePair {
             idx,
             napi <- Napi::new(),
             rx <- new_spinlock!(None),
-            tx <- new_spinlock!(TxRing::new(dev)?),
+            tx <- new_spinlock!(TxRing::new(dev, RING_SIZE)?),
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
@@ -280,14 +282,14 @@ pub(crate) struct Rss {
 
 impl Rss {
     /// The system's key, buckets spread evenly over the queue pairs in
-    /// use.
-    fn new() -> Self {
+    /// use; five-tuple filters if the device `has_filters`.
+    fn new(has_filters: bool) -> Self {
         let mut key = [0u8; RSS_KEY_SIZE];
         kernel::net::driver::rss_key_fill(&mut key);
         let mut rss = Self {
             reta: [0; RETA_SIZE],
             key,
-            steer: steer::Steering::new(),
+            steer: steer::Steering::new(has_filters),
         };
         rss.spread(DEFAULT_QUEUES);
         rss
@@ -325,6 +327,10 @@ pub(crate) struct Nic {
     /// Header split (`ethtool -G tcp-data-split`), applied when the
     /// receive rings start.
     split: Atomic<bool>,
+    /// Descriptors per receive and per transmit ring (`ethtool -G`);
+    /// changed only while the device is down, under the instance lock.
+    rx_ring_size: Atomic<u32>,
+    tx_ring_size: Atomic<u32>,
     /// RSS indirection table and key (`ethtool -X`), flow steering rules
     /// (`ethtool -N`); taken from NAPI too.
     #[pin]
@@ -338,6 +344,10 @@ pub(crate) struct Nic {
     /// the rest `open`'s and `stop`'s.
     #[pin]
     rctl: SpinLock<u32>,
+    /// Pause frames received and sent: the device's counters clear when
+    /// read, so every read adds to these.
+    pause_rx: Atomic<u64>,
+    pause_tx: Atomic<u64>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -346,14 +356,19 @@ impl Nic {
     fn new<'a>(
         pdev: &'a pci::Device<Bound>,
         bar: pci::DevresBar<BAR0_SIZE>,
+        has_filters: bool,
     ) -> impl PinInit<Self, Error> + 'a {
         try_pin_init!(Self {
             bar,
             split: Atomic::new(false),
-            rss <- new_spinlock_irq!(Rss::new()),
+            rx_ring_size: Atomic::new(RING_SIZE),
+            tx_ring_size: Atomic::new(RING_SIZE),
+            rss <- new_spinlock_irq!(Rss::new(has_filters)),
             learning: Atomic::new(false),
             active: Atomic::new(DEFAULT_QUEUES),
             rctl <- new_spinlock!(0),
+            pause_rx: Atomic::new(0),
+            pause_tx: Atomic::new(0),
             queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
@@ -424,6 +439,21 @@ impl Nic {
         for g in 0..RETA_SIZE / 4 {
             self.wr(RETA + 4 * g, rss.reta_reg(g));
         }
+        if rss.steer.has_filters() {
+            for (n, f) in rss.steer.hw_filters().iter().enumerate() {
+                let at = 4 * n;
+                // Off while it changes; on last.
+                self.wr(FTQF + at, 0);
+                if let Some(f) = f {
+                    self.wr(SAQF + at, f.saqf);
+                    self.wr(DAQF + at, f.daqf);
+                    self.wr(SPQF + at, f.spqf);
+                    self.wr(IMIR + at, f.imir);
+                    self.wr(IMIREXT + at, f.imirext);
+                    self.wr(FTQF + at, f.ftqf);
+                }
+            }
+        }
         self.learning.store(rss.steer.learns(), Relaxed);
         drop(rss);
         self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
@@ -460,9 +490,9 @@ impl Nic {
                 // CAST: the halves of a 64-bit address.
                 self.wr(tq + Q_BAL, base as u32);
                 self.wr(tq + Q_BAH, (base >> 32) as u32);
+                // CAST: at most 64 KiB.
+                self.wr(tq + Q_LEN, (tx.len() * DESC_SIZE) as u32);
             }
-            // CAST: 4 KiB.
-            self.wr(tq + Q_LEN, (RING_SIZE * 16) as u32);
             self.wr(tq + Q_HEAD, 0);
             self.wr(tq + Q_TAIL, 0);
             self.wr(tq + Q_DCTL, TXDCTL_VALUE);
@@ -490,8 +520,8 @@ impl Nic {
         self.wr(rq + Q_BAL, base as u32);
         self.wr(rq + Q_BAH, (base >> 32) as u32);
         let (head, tail) = ring.rearm()?;
-        // CAST: 4 KiB.
-        self.wr(rq + Q_LEN, (RING_SIZE * 16) as u32);
+        // CAST: at most 64 KiB.
+        self.wr(rq + Q_LEN, (ring.len() * DESC_SIZE) as u32);
         let kib = ring.buf_size() >> SRRCTL_BSIZEPKT_SHIFT;
         let desctype = if ring.split() {
             SRRCTL_DESCTYPE_HDR_SPLIT
@@ -521,7 +551,16 @@ impl Nic {
         // CAST: below QUEUES.
         let idx = idx as u32;
         // SAFETY: the instance lock is held, per the caller.
-        unsafe { RxRing::new(self.bound(), dev, idx, self.split.load(Relaxed), cfg) }
+        unsafe {
+            RxRing::new(
+                self.bound(),
+                dev,
+                idx,
+                self.split.load(Relaxed),
+                cfg,
+                self.rx_ring_size.load(Relaxed),
+            )
+        }
     }
 
     /// Stops the receive and transmit units.
@@ -560,8 +599,7 @@ impl Nic {
     fn set_filters(&self, mode: &RxMode<'_>) {
         let mut upe = mode.promiscuous();
         let mut mpe = upe || mode.all_multicast();
-        // The pool bits the hardware loaded with the first entry.
-        let ctl = self.rd(RAH0) & 0x7fff_0000;
+        let ctl = self.rd(RAH0) & RAH_CTL;
         let rar = |n: usize, a: &[u8; ETH_ALEN]| {
             let lo = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
             let hi = u32::from(u16::from_le_bytes([a[4], a[5]]));
@@ -608,6 +646,61 @@ impl Nic {
             let g = b / 4;
             self.wr(RETA + 4 * g, rss.reta_reg(g));
         }
+    }
+
+    /// Descriptors per receive and per transmit ring.
+    fn ring_sizes(&self) -> (u32, u32) {
+        (
+            self.rx_ring_size.load(Relaxed),
+            self.tx_ring_size.load(Relaxed),
+        )
+    }
+
+    /// Gives every ring `rx` and `tx` descriptors, and header split as
+    /// `split` says: the device restarts on new rings if it is up. On
+    /// failure the old sizes stay.
+    fn resize_rings(
+        &self,
+        dev: &Device<Nic>,
+        (rx, tx): (u32, u32),
+        split: ethtool::TcpDataSplit,
+    ) -> Result {
+        // Every transmit ring is made first, pairs out of use too (`-L`
+        // may take them later): a failure leaves the device as it was.
+        let mut rings = KVec::with_capacity(QUEUES, GFP_KERNEL)?;
+        if tx != self.tx_ring_size.load(Relaxed) {
+            for _ in &self.queues {
+                rings.push(TxRing::new(self.bound(), tx)?, GFP_KERNEL)?;
+            }
+        }
+        let running = dev.is_running();
+        if running {
+            <Nic as Operations>::stop(dev)?;
+        }
+        let (old_rx, old_split) = (self.rx_ring_size.load(Relaxed), self.split.load(Relaxed));
+        for (q, ring) in self.queues.iter().zip(rings.iter_mut()) {
+            // The old ring, empty since `stop` or never used, is freed
+            // outside the lock.
+            core::mem::swap(&mut *q.tx.lock(), ring);
+        }
+        drop(rings);
+        self.rx_ring_size.store(rx, Relaxed);
+        self.tx_ring_size.store(tx, Relaxed);
+        self.split
+            .store(split == ethtool::TcpDataSplit::Enabled, Relaxed);
+        if !running {
+            return Ok(());
+        }
+        let opened = <Nic as Operations>::open(dev);
+        if opened.is_err() {
+            // The receive rings did not fill (memory, or a provider that
+            // needs header split): back on what worked. The transmit
+            // rings are made, whatever their size.
+            self.rx_ring_size.store(old_rx, Relaxed);
+            self.split.store(old_split, Relaxed);
+            <Nic as Operations>::open(dev)?;
+        }
+        opened
     }
 
     /// Queue pair `idx`, if it is in use.
@@ -734,14 +827,13 @@ impl ethtool::Ops for Nic {
     }
 
     fn ringparam(dev: &Device<Self>) -> ethtool::RingParam {
-        // CAST: 256.
-        let n = RING_SIZE as u32;
+        let nic = dev.data();
         ethtool::RingParam {
-            rx_max_pending: n,
-            tx_max_pending: n,
-            rx_pending: n,
-            tx_pending: n,
-            tcp_data_split: if dev.data().split.load(Relaxed) {
+            rx_max_pending: RING_MAX,
+            tx_max_pending: RING_MAX,
+            rx_pending: nic.rx_ring_size.load(Relaxed),
+            tx_pending: nic.tx_ring_size.load(Relaxed),
+            tcp_data_split: if nic.split.load(Relaxed) {
                 ethtool::TcpDataSplit::Enabled
             } else {
                 ethtool::TcpDataSplit::Disabled
@@ -752,13 +844,20 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_ringparam(dev: &Device<Self>, ring: &ethtool::RingParam, extack: &ExtAck<'_>) -> Result {
+    fn set_ringparam(
+        dev: &Device<Self>,
+        ring: &ethtool::RingParam,
+        _extack: &ExtAck<'_>,
+    ) -> Result {
         let nic = dev.data();
-        // CAST: 256.
-        let n = RING_SIZE as u32;
-        if ring.rx_pending != n || ring.tx_pending != n {
-            extack.set_msg(c"igb_rs: ring sizes are fixed at 256");
-            return Err(EINVAL);
+        // Sizes the device cannot take are rounded to ones it can, as the
+        // C igb does; the core refused any above the maximum.
+        let sizes = (
+            ring::ring_size(ring.rx_pending),
+            ring::ring_size(ring.tx_pending),
+        );
+        if sizes != nic.ring_sizes() {
+            return nic.resize_rings(dev, sizes, ring.tcp_data_split);
         }
         let split = ring.tcp_data_split == ethtool::TcpDataSplit::Enabled;
         if split == nic.split.load(Relaxed) {
@@ -866,6 +965,27 @@ impl ethtool::Ops for Nic {
         Ok(())
     }
 
+    fn pauseparam(dev: &Device<Self>) -> ethtool::PauseParam {
+        // The driver leaves flow control as reset sets it (CTRL.RFCE and
+        // TFCE follow the EEPROM), and negotiates nothing.
+        let ctrl = dev.data().rd(CTRL);
+        ethtool::PauseParam {
+            autoneg: false,
+            rx_pause: ctrl & CTRL_RFCE != 0,
+            tx_pause: ctrl & CTRL_TFCE != 0,
+        }
+    }
+
+    fn pause_stats(dev: &Device<Self>) -> ethtool::PauseStats {
+        let nic = dev.data();
+        let rx = u64::from(nic.rd(XONRXC)) + u64::from(nic.rd(XOFFRXC));
+        let tx = u64::from(nic.rd(XONTXC)) + u64::from(nic.rd(XOFFTXC));
+        ethtool::PauseStats {
+            rx_pause_frames: Some(nic.pause_rx.fetch_add(rx, Relaxed) + rx),
+            tx_pause_frames: Some(nic.pause_tx.fetch_add(tx, Relaxed) + tx),
+        }
+    }
+
     fn channels(dev: &Device<Self>) -> ethtool::Channels {
         ethtool::Channels {
             // CAST: 4.
@@ -891,8 +1011,8 @@ impl ethtool::Ops for Nic {
         if running {
             <Nic as Operations>::stop(dev)?;
         }
-        // SAFETY: the core holds RTNL around ethtool ops; the device is
-        // down, so no queue is in use.
+        // SAFETY: the core holds RTNL around `set_channels` (the ethtool
+        // adapter asks for it); the device is down, so no queue is in use.
         let set = unsafe { dev.set_real_num_queues(ch.combined_count, ch.combined_count) };
         if set.is_ok() {
             nic.active.store(n, Relaxed);
@@ -1112,6 +1232,15 @@ fn reset(bar: &pci::Bar<'_, BAR0_SIZE>) -> [u8; 6] {
     [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]]
 }
 
+/// Whether the device has five-tuple queue filters: FTQF keeps what is
+/// written to it (a filter that matches nothing), which QEMU's does not.
+fn has_tuple_filters(bar: &pci::Bar<'_, BAR0_SIZE>) -> bool {
+    bar.write32(steer::FTQF_PROBE, FTQF);
+    let has = bar.read32(FTQF) == steer::FTQF_PROBE;
+    bar.write32(0, FTQF);
+    has
+}
+
 impl pci::Driver for IgbRs {
     type IdInfo = ();
     type Data<'bound> = Probed<'bound>;
@@ -1128,11 +1257,17 @@ impl pci::Driver for IgbRs {
             unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             let mac = reset(&bar);
+            let filters = has_tuple_filters(&bar);
             let bar = bar.into_devres()?;
             // CAST: 4.
             let nq = QUEUES as u32;
-            let netdev =
-                Registration::new(pdev.as_ref(), nq, nq, &mac, Nic::new(pdev, bar), |dev| {
+            let netdev = Registration::new(
+                pdev.as_ref(),
+                nq,
+                nq,
+                &mac,
+                Nic::new(pdev, bar, filters),
+                |dev| {
                     for q in &dev.data().queues {
                         // SAFETY: the instance is in the device's own data;
                         // one per pair, of which the device has QUEUES.
@@ -1159,7 +1294,8 @@ impl pci::Driver for IgbRs {
                         dev.set_real_num_queues(n, n)?;
                     }
                     Ok(())
-                })?;
+                },
+            )?;
             let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
             Ok(try_pin_init!(Probed {
                 netdev,

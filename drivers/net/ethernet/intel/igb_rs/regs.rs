@@ -33,6 +33,12 @@ pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
 pub(crate) const ITR_20K: u32 = 196;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
+/// Pause frame counters, cleared when read: XON and XOFF received and
+/// sent.
+pub(crate) const XONRXC: usize = 0x4048;
+pub(crate) const XONTXC: usize = 0x404c;
+pub(crate) const XOFFRXC: usize = 0x4050;
+pub(crate) const XOFFTXC: usize = 0x4054;
 pub(crate) const RLPML: usize = 0x5004;
 pub(crate) const MTA: usize = 0x5200;
 pub(crate) const MTA_REGS: usize = 128;
@@ -42,6 +48,9 @@ pub(crate) const RAH0: usize = 0x5404;
 pub(crate) const RAR_COUNT: usize = 16;
 /// RAH: the entry is valid; the low 16 bits hold address bytes 4 and 5.
 pub(crate) const RAH_AV: u32 = 1 << 31;
+/// RAH: address select and pool bits, which the hardware loads with the
+/// first entry and the driver keeps.
+pub(crate) const RAH_CTL: u32 = 0x7fff_0000;
 pub(crate) const VFTA: usize = 0x5600;
 pub(crate) const MRQC: usize = 0x5818;
 pub(crate) const RXCSUM: usize = 0x5000;
@@ -49,6 +58,40 @@ pub(crate) const RXCSUM: usize = 0x5000;
 pub(crate) const RETA: usize = 0x5c00;
 /// RSS hash key: 10 registers.
 pub(crate) const RSSRK: usize = 0x5c80;
+
+// Five-tuple queue filters, `n` < 8 at +4n: source and destination IPv4
+// address, source port, then the filter's control (FTQF); destination
+// port and priority (IMIR), size and TCP flag compares (IMIREXT). The
+// addresses and ports are in network order, first byte lowest. QEMU's
+// model has none of them: writes are dropped and reads return 0.
+pub(crate) const SAQF: usize = 0x5980;
+pub(crate) const DAQF: usize = 0x59a0;
+pub(crate) const SPQF: usize = 0x59c0;
+pub(crate) const FTQF: usize = 0x59e0;
+pub(crate) const IMIR: usize = 0x5a80;
+pub(crate) const IMIREXT: usize = 0x5aa0;
+/// FTQF: the IP protocol to compare, bits 7:0.
+pub(crate) const FTQF_PROTO_TCP: u32 = 6;
+/// FTQF: a matching frame goes to the queue in bits 25:16.
+pub(crate) const FTQF_QUEUE_ENABLE: u32 = 1 << 8;
+pub(crate) const FTQF_QUEUE_SHIFT: u32 = 16;
+pub(crate) const FTQF_QUEUE_MASK: u32 = 0x03ff_0000;
+/// FTQF: do not compare the pool (no virtualization here).
+pub(crate) const FTQF_VF_BP: u32 = 1 << 15;
+/// FTQF: do not compare the protocol, source address, destination address,
+/// source port.
+pub(crate) const FTQF_PROTO_BP: u32 = 1 << 28;
+pub(crate) const FTQF_SRC_ADDR_BP: u32 = 1 << 29;
+pub(crate) const FTQF_DST_ADDR_BP: u32 = 1 << 30;
+pub(crate) const FTQF_SRC_PORT_BP: u32 = 1 << 31;
+/// IMIR: do not compare the destination port (bits 15:0).
+pub(crate) const IMIR_PORT_BP: u32 = 1 << 17;
+/// IMIR: the filter's priority, bits 31:29; the highest of the filters a
+/// frame matches wins.
+pub(crate) const IMIR_PRIORITY_SHIFT: u32 = 29;
+/// IMIREXT: do not compare the frame size, nor the TCP flags.
+pub(crate) const IMIREXT_SIZE_BP: u32 = 1 << 12;
+pub(crate) const IMIREXT_CTRL_BP: u32 = 1 << 19;
 
 /// Receive queue `n`'s registers (`n` < 16).
 pub(crate) const fn rxq(n: usize) -> usize {
@@ -71,6 +114,9 @@ pub(crate) const Q_DCTL: usize = 0x28;
 
 pub(crate) const CTRL_SLU: u32 = 1 << 6;
 pub(crate) const CTRL_RST: u32 = 1 << 26;
+/// CTRL: honour received pause frames; send them.
+pub(crate) const CTRL_RFCE: u32 = 1 << 27;
+pub(crate) const CTRL_TFCE: u32 = 1 << 28;
 pub(crate) const STATUS_LU: u32 = 1 << 1;
 pub(crate) const CTRL_EXT_DRV_LOAD: u32 = 1 << 28;
 

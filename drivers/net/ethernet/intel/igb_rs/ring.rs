@@ -57,8 +57,20 @@ use kernel::{
     },
 };
 
-/// Descriptors per ring.
-pub(crate) const RING_SIZE: usize = 256;
+/// Descriptors per ring at probe.
+pub(crate) const RING_SIZE: u32 = 256;
+/// The fewest descriptors a ring takes (`ethtool -G`).
+pub(crate) const RING_MIN: u32 = 64;
+/// The most: the descriptor length registers take up to 4096.
+pub(crate) const RING_MAX: u32 = 4096;
+/// Ring lengths are multiples of 128 bytes: of 8 descriptors.
+const RING_ALIGN: u32 = 8;
+
+/// The ring size the device takes for a requested `n`: within
+/// [`RING_MIN`, `RING_MAX`], rounded up to a multiple of 8 descriptors.
+pub(crate) fn ring_size(n: u32) -> u32 {
+    n.clamp(RING_MIN, RING_MAX).next_multiple_of(RING_ALIGN)
+}
 /// Bytes per header buffer, with header split.
 pub(crate) const HDR_SIZE: u32 = 256;
 /// The largest receive buffer (SRRCTL takes up to 127 KiB; 16 KiB covers
@@ -88,6 +100,13 @@ pub(crate) struct RxDesc {
 unsafe impl AsBytes for RxDesc {}
 // SAFETY: any bit pattern is a valid pair of integers.
 unsafe impl FromBytes for RxDesc {}
+
+/// Bytes per descriptor, receive or transmit: ring lengths are counted
+/// in them.
+pub(crate) const DESC_SIZE: usize = 16;
+const _: () = assert!(
+    core::mem::size_of::<RxDesc>() == DESC_SIZE && core::mem::size_of::<TxDesc>() == DESC_SIZE
+);
 
 /// An advanced transmit data descriptor.
 #[repr(C)]
@@ -194,9 +213,10 @@ pub(crate) fn rx_buf_size(cfg: &QueueConfig) -> Option<(u32, u32)> {
 }
 
 impl RxRing {
-    /// A ring for receive queue `idx` of `netdev` with buffers as `cfg`
-    /// says, header buffers too with `split`, every descriptor but one
-    /// armed (a full ring looks empty to the device).
+    /// A ring of `n` descriptors (as [`ring_size`] gives) for receive
+    /// queue `idx` of `netdev` with buffers as `cfg` says, header buffers
+    /// too with `split`, every descriptor but one armed (a full ring looks
+    /// empty to the device).
     ///
     /// # Safety
     ///
@@ -208,10 +228,11 @@ impl RxRing {
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
+        n: u32,
     ) -> Result<Self> {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
-        // CAST: 256.
-        let n = RING_SIZE as u32;
+        // CAST: u32 to usize is lossless on Linux.
+        let size = n as usize;
         // SAFETY: the instance lock is held, per the caller.
         let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
         let pool = Pool::new(&params)?;
@@ -236,14 +257,14 @@ impl RxRing {
         } else {
             None
         };
-        let mut bufs = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
-        let mut hdrs = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
-        for _ in 0..RING_SIZE {
+        let mut bufs = KVec::with_capacity(size, GFP_KERNEL)?;
+        let mut hdrs = KVec::with_capacity(size, GFP_KERNEL)?;
+        for _ in 0..size {
             bufs.push(None, GFP_KERNEL)?;
             hdrs.push(None, GFP_KERNEL)?;
         }
         let mut ring = Self {
-            desc: Coherent::zeroed_slice(dev, RING_SIZE, GFP_KERNEL)?,
+            desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             bufs,
             hdrs,
             pool,
@@ -264,6 +285,11 @@ impl RxRing {
 
     pub(crate) fn dma_address(&self) -> DmaAddress {
         self.desc.dma_address()
+    }
+
+    /// Descriptors in the ring.
+    pub(crate) fn len(&self) -> usize {
+        self.bufs.len()
     }
 
     /// Bytes per payload buffer.
@@ -293,7 +319,7 @@ impl RxRing {
     /// Returns whether it armed any.
     fn refill(&mut self) -> Result<bool> {
         let mut any = false;
-        while self.armed < RING_SIZE - 1 {
+        while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
             let buf = if self.frag {
                 self.pool.alloc_frag(self.buf_size)
@@ -311,7 +337,7 @@ impl RxRing {
             *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
             *self.hdrs.get_mut(i).ok_or(EINVAL)? = hdr;
             self.write_desc(i)?;
-            self.next_to_fill = (i + 1) % RING_SIZE;
+            self.next_to_fill = (i + 1) % self.len();
             self.armed += 1;
             any = true;
         }
@@ -323,9 +349,9 @@ impl RxRing {
     /// the head and tail to program.
     pub(crate) fn rearm(&mut self) -> Result<(u32, u32)> {
         for k in 0..self.armed {
-            self.write_desc((self.next_to_clean + k) % RING_SIZE)?;
+            self.write_desc((self.next_to_clean + k) % self.len())?;
         }
-        // CAST: below RING_SIZE.
+        // CAST: below RING_MAX.
         Ok((self.next_to_clean as u32, self.next_to_fill as u32))
     }
 
@@ -430,7 +456,7 @@ impl RxRing {
             let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
             let buf = self.bufs.get_mut(i).and_then(Option::take);
             let hdr = self.hdrs.get_mut(i).and_then(Option::take);
-            self.next_to_clean = (i + 1) % RING_SIZE;
+            self.next_to_clean = (i + 1) % self.len();
             self.armed -= 1;
             n += 1;
             // CAST: a 16-bit field.
@@ -470,7 +496,7 @@ impl RxRing {
         }
         let armed = self.refill().unwrap_or(false);
         done.starved = self.armed == 0;
-        // CAST: below RING_SIZE.
+        // CAST: below RING_MAX.
         (done, armed.then_some(self.next_to_fill as u32))
     }
 }
@@ -512,18 +538,17 @@ pub(crate) enum TxError {
 /// part, the frags.
 pub(crate) const TX_FRAME_MAX: usize = 2 + kernel::net::skbuff::MAX_FRAGS;
 
-fn next(i: usize) -> usize {
-    (i + 1) % RING_SIZE
-}
-
 impl TxRing {
-    pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
-        let mut slots = KVec::with_capacity(RING_SIZE, GFP_KERNEL)?;
-        for _ in 0..RING_SIZE {
+    /// A ring of `n` descriptors, as [`ring_size`] gives.
+    pub(crate) fn new(dev: &Device<Bound>, n: u32) -> Result<Self> {
+        // CAST: u32 to usize is lossless on Linux.
+        let size = n as usize;
+        let mut slots = KVec::with_capacity(size, GFP_KERNEL)?;
+        for _ in 0..size {
             slots.push(TxSlot::default(), GFP_KERNEL)?;
         }
         Ok(Self {
-            desc: Coherent::zeroed_slice(dev, RING_SIZE, GFP_KERNEL)?,
+            desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             slots,
             next_to_use: 0,
             next_to_clean: 0,
@@ -532,6 +557,16 @@ impl TxRing {
 
     pub(crate) fn dma_address(&self) -> DmaAddress {
         self.desc.dma_address()
+    }
+
+    /// Descriptors in the ring.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The descriptor after `i`.
+    fn next(&self, i: usize) -> usize {
+        (i + 1) % self.len()
     }
 
     /// Frees what the ring still holds, sent or not, and empties it; the
@@ -553,7 +588,7 @@ impl TxRing {
 
     /// Free descriptors, keeping one unused (a full ring looks empty).
     pub(crate) fn unused(&self) -> usize {
-        (self.next_to_clean + RING_SIZE - self.next_to_use - 1) % RING_SIZE
+        (self.next_to_clean + self.len() - self.next_to_use - 1) % self.len()
     }
 
     /// Writes transmit descriptor `i`.
@@ -573,7 +608,7 @@ impl TxRing {
                 // handed to the device (the tail was not moved) or sent.
                 unsafe { m.unmap(dev) };
             }
-            j = next(j);
+            j = self.next(j);
         }
     }
 
@@ -605,7 +640,7 @@ impl TxRing {
                 return Err(TxError::Dropped);
             }
             olinfo |= TXD_POPTS_TXSM;
-            i = next(i);
+            i = self.next(i);
         }
         let mut last = None;
         let mut left = pieces;
@@ -619,7 +654,7 @@ impl TxRing {
             self.write(i, m.addr(), cmd, olinfo)?;
             self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
             last = Some(i);
-            i = next(i);
+            i = self.next(i);
             Ok(())
         });
         // Every piece went on the ring, the last with EOP.
@@ -640,7 +675,7 @@ impl TxRing {
         // The descriptors reach memory before the tail write hands them
         // over.
         dma_mb(Write);
-        // CAST: below RING_SIZE.
+        // CAST: below RING_MAX.
         Ok((i as u32, len))
     }
 
@@ -664,12 +699,12 @@ impl TxRing {
                 _ => break,
             }
             let skb = self.slots.get_mut(first).and_then(|s| s.skb.take());
-            self.unmap(dev, first, next(eop));
+            self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(skb.len());
                 skb.napi_consume(budget);
             }
-            self.next_to_clean = next(eop);
+            self.next_to_clean = self.next(eop);
             n += 1;
         }
         (n, bytes)

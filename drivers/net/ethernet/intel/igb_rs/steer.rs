@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Flow steering through the RSS indirection table.
+//! Flow steering: the 82576's five-tuple filters, and the RSS indirection
+//! table.
 //!
 //! `ethtool -N DEV flow-type tcp4|tcp6 ... action N` asks for the frames
-//! of a TCP flow to go to queue `N`. The 82576 has five-tuple queue
-//! filters (FTQF, IPv4 only), but QEMU's model has none, so rules are kept
-//! here and applied through RSS, which both have: a frame whose Toeplitz
-//! hash selects bucket `b` of the 128-entry table goes to the queue in
-//! entry `b`. A rule owns the buckets of the flows it matches and points
-//! them at its queue.
+//! of a TCP flow to go to queue `N`.
+//!
+//! The 82576 has eight five-tuple queue filters (FTQF and its companions),
+//! for IPv4 only. A `tcp4` rule takes one while one is free: the device
+//! compares the fields the rule gives (any may be left out) and sends
+//! every matching frame to the rule's queue, SYN included; nothing else
+//! goes there. The filters are used only when FTQF reads back what was
+//! written at probe: QEMU's model has none.
+//!
+//! Other rules (`tcp6`, `tcp4` without a free filter, or a device without
+//! filters) are applied through RSS, which every 82576 and QEMU's model
+//! have: a frame whose Toeplitz hash selects bucket `b` of the 128-entry
+//! table goes to the queue in entry `b`. Such a rule owns the buckets of
+//! the flows it matches and points them at its queue.
 //!
 //! - A rule that gives the whole four-tuple (source and destination
 //!   address and port) owns the bucket of the hash of that tuple, known
@@ -29,10 +38,12 @@
 //! memory that only TCP sockets can use. When two rules own one bucket,
 //! the one at the lower location wins.
 
+use crate::regs::*;
 use core::net::IpAddr;
 use kernel::{
     net::ethtool::{
         FlowRule,
+        FlowType,
         RuleLocation, //
     },
     prelude::*,
@@ -42,6 +53,66 @@ use kernel::{
 pub(crate) const MAX_RULES: usize = 16;
 /// Buckets of the RSS indirection table.
 pub(crate) const BUCKETS: usize = 128;
+/// The 82576's five-tuple filters.
+pub(crate) const HW_FILTERS: usize = 8;
+
+/// What FTQF 0 is written with to see whether the device has the filters:
+/// every compare bypassed, no queue enabled, so it matches nothing.
+pub(crate) const FTQF_PROBE: u32 =
+    FTQF_VF_BP | FTQF_PROTO_BP | FTQF_SRC_ADDR_BP | FTQF_DST_ADDR_BP | FTQF_SRC_PORT_BP;
+
+/// The registers of one five-tuple filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct HwFilter {
+    pub(crate) saqf: u32,
+    pub(crate) daqf: u32,
+    pub(crate) spqf: u32,
+    pub(crate) imir: u32,
+    pub(crate) imirext: u32,
+    /// Enables the filter: written last.
+    pub(crate) ftqf: u32,
+}
+
+impl HwFilter {
+    /// The filter for `rule` at priority `prio` (7 highest), if a
+    /// five-tuple filter can match its flows: TCP over IPv4.
+    pub(crate) fn of_rule(rule: &FlowRule, prio: u32) -> Option<Self> {
+        // An address in the register: network order, first byte lowest.
+        let v4 = |a: Option<IpAddr>| match a {
+            None => Some(None),
+            Some(IpAddr::V4(a)) => Some(Some(u32::from_le_bytes(a.octets()))),
+            Some(IpAddr::V6(_)) => None,
+        };
+        // A port likewise, in bits 15:0.
+        let port = |p: u16| u32::from(u16::from_le_bytes(p.to_be_bytes()));
+        if rule.flow_type != FlowType::Tcp4 {
+            return None;
+        }
+        let (src, dst) = (v4(rule.src_ip)?, v4(rule.dst_ip)?);
+        let mut ftqf = FTQF_PROTO_TCP
+            | FTQF_VF_BP
+            | FTQF_QUEUE_ENABLE
+            | (rule.queue << FTQF_QUEUE_SHIFT) & FTQF_QUEUE_MASK;
+        if src.is_none() {
+            ftqf |= FTQF_SRC_ADDR_BP;
+        }
+        if dst.is_none() {
+            ftqf |= FTQF_DST_ADDR_BP;
+        }
+        if rule.src_port.is_none() {
+            ftqf |= FTQF_SRC_PORT_BP;
+        }
+        let imir = (prio & 7) << IMIR_PRIORITY_SHIFT | rule.dst_port.map_or(IMIR_PORT_BP, port);
+        Some(Self {
+            saqf: src.unwrap_or(0),
+            daqf: dst.unwrap_or(0),
+            spqf: rule.src_port.map_or(0, port),
+            imir,
+            imirext: IMIREXT_SIZE_BP | IMIREXT_CTRL_BP,
+            ftqf,
+        })
+    }
+}
 
 /// The Toeplitz hash of `input` under `key`, as the device computes it
 /// for RSS: every set input bit XORs in the 32 key bits starting at it.
@@ -153,24 +224,71 @@ pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
     })
 }
 
-/// A rule and the buckets it owns.
+/// A rule and the five-tuple filter or the buckets it owns.
 #[derive(Clone, Copy)]
 struct Steered {
     rule: FlowRule,
+    /// The five-tuple filter the rule is in.
+    filter: Option<usize>,
     /// Bit `b`: the rule owns bucket `b`.
     buckets: u128,
+}
+
+impl Steered {
+    /// Whether the rule learns its buckets from SYNs.
+    fn learns(&self) -> bool {
+        self.filter.is_none() && !self.rule.is_full()
+    }
 }
 
 /// The flow steering rules of a device.
 pub(crate) struct Steering {
     rules: [Option<Steered>; MAX_RULES],
+    /// The device has five-tuple filters.
+    filters: bool,
 }
 
 impl Steering {
-    pub(crate) fn new() -> Self {
+    /// No rules; five-tuple filters used if the device `has_filters`.
+    pub(crate) fn new(has_filters: bool) -> Self {
         Self {
             rules: [None; MAX_RULES],
+            filters: has_filters,
         }
+    }
+
+    /// Whether the device has five-tuple filters.
+    pub(crate) fn has_filters(&self) -> bool {
+        self.filters
+    }
+
+    /// The five-tuple filters as the rules want them: `None` for a free
+    /// one. A rule at a lower location has a higher priority.
+    pub(crate) fn hw_filters(&self) -> [Option<HwFilter>; HW_FILTERS] {
+        let mut f = [None; HW_FILTERS];
+        for (loc, s) in self.rules.iter().enumerate() {
+            let Some(s) = s else { continue };
+            if let Some(slot) = s.filter.and_then(|n| f.get_mut(n)) {
+                // CAST: the priorities are 7 down to 0.
+                let prio = (HW_FILTERS - 1).saturating_sub(loc) as u32;
+                *slot = HwFilter::of_rule(&s.rule, prio);
+            }
+        }
+        f
+    }
+
+    /// A five-tuple filter for `rule` going in at `loc`, if the device has
+    /// one free and it can match the rule's flows.
+    fn take_filter(&self, rule: &FlowRule, loc: usize) -> Option<usize> {
+        if !self.filters || HwFilter::of_rule(rule, 0).is_none() {
+            return None;
+        }
+        (0..HW_FILTERS).find(|n| {
+            self.rules
+                .iter()
+                .enumerate()
+                .all(|(l, s)| l == loc || !matches!(s, Some(s) if s.filter == Some(*n)))
+        })
     }
 
     /// Calls `f` with the location and rule of each rule.
@@ -192,9 +310,14 @@ impl Steering {
             RuleLocation::At(_) => return Err(EINVAL),
             RuleLocation::Any => self.rules.iter().position(Option::is_none).ok_or(ENOSPC)?,
         };
-        let buckets = Tuple::of_rule(rule).map_or(0, |t| bucket_bit(t.hash(key)));
+        let filter = self.take_filter(rule, loc);
+        let buckets = match filter {
+            Some(_) => 0,
+            None => Tuple::of_rule(rule).map_or(0, |t| bucket_bit(t.hash(key))),
+        };
         self.rules[loc] = Some(Steered {
             rule: *rule,
+            filter,
             buckets,
         });
         // CAST: below MAX_RULES.
@@ -210,7 +333,7 @@ impl Steering {
 
     /// Whether some rule learns its buckets from SYNs.
     pub(crate) fn learns(&self) -> bool {
-        self.rules.iter().flatten().any(|s| !s.rule.is_full())
+        self.rules.iter().flatten().any(Steered::learns)
     }
 
     /// A SYN of `t` arrived with RSS hash `hash`: the first partial rule
@@ -221,7 +344,7 @@ impl Steering {
             .rules
             .iter_mut()
             .flatten()
-            .find(|s| !s.rule.is_full() && s.rule.matches(t.src, t.dst, t.sport, t.dport))?;
+            .find(|s| s.learns() && s.rule.matches(t.src, t.dst, t.sport, t.dport))?;
         let bit = bucket_bit(hash);
         if s.buckets & bit != 0 {
             return None;
@@ -233,7 +356,12 @@ impl Steering {
     /// The RSS key changed: full-tuple rules own the buckets of their new
     /// hashes, partial rules learn theirs again.
     pub(crate) fn rekey(&mut self, key: &[u8]) {
-        for s in self.rules.iter_mut().flatten() {
+        for s in self
+            .rules
+            .iter_mut()
+            .flatten()
+            .filter(|s| s.filter.is_none())
+        {
             s.buckets = Tuple::of_rule(&s.rule).map_or(0, |t| bucket_bit(t.hash(key)));
         }
     }
@@ -323,7 +451,7 @@ mod tests {
 
     #[test]
     fn full_rules_own_their_bucket_partial_ones_learn() -> Result {
-        let mut s = Steering::new();
+        let mut s = Steering::new(false);
         let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
         assert_eq!(s.add(&full, RuleLocation::Any, &KEY)?, 0);
         // 0x51ccc178 & 127 = 0x78.
@@ -351,6 +479,72 @@ mod tests {
         assert_eq!(s.queue_of(5), None);
         assert_eq!(s.del(1), Err(ENOENT));
         assert_eq!(s.add(&full, RuleLocation::At(99), &KEY), Err(EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn tcp4_rules_take_five_tuple_filters() -> Result {
+        let mut s = Steering::new(true);
+        // 66.9.149.187:2794 -> 161.142.100.80:1766, to queue 1, at 0.
+        let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
+        assert_eq!(s.add(&full, RuleLocation::Any, &KEY)?, 0);
+        // No bucket taken, nothing to learn.
+        assert_eq!(s.queue_of(0x78), None);
+        assert!(!s.learns());
+        let f = s.hw_filters();
+        let want = HwFilter {
+            saqf: 0xbb95_0942,
+            daqf: 0x5064_8ea1,
+            // 2794 = 0x0aea and 1766 = 0x06e6, first byte lowest.
+            spqf: 0xea0a,
+            imir: 7 << 29 | 0xe606,
+            imirext: 0x81000,
+            ftqf: 6 | 0x100 | 0x8000 | 1 << 16,
+        };
+        assert_eq!(f[0], Some(want));
+        assert!(f[1..].iter().all(Option::is_none));
+
+        // dst-ip and dst-port only, at 3: the rest bypassed, priority 4.
+        let partial = rule(None, None);
+        assert_eq!(s.add(&partial, RuleLocation::At(3), &KEY)?, 3);
+        assert!(!s.learns());
+        let f = s.hw_filters()[1].ok_or(EINVAL)?;
+        assert_eq!(f.ftqf, 6 | 0x100 | 0x8000 | 1 << 16 | 1 << 29 | 1 << 31);
+        assert_eq!((f.saqf, f.spqf, f.imir), (0, 0, 4 << 29 | 0xe606));
+
+        // tcp6 has no filter: its rule learns through RSS.
+        let v6 = FlowRule {
+            flow_type: FlowType::Tcp6,
+            src_ip: None,
+            dst_ip: Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+            src_port: None,
+            dst_port: Some(9),
+            queue: 1,
+        };
+        s.add(&v6, RuleLocation::Any, &KEY)?;
+        assert!(s.learns());
+
+        // Eight filters: the ninth tcp4 rule goes through RSS, and gets
+        // the filter a deleted rule gave back.
+        for l in 4..10 {
+            s.add(&full, RuleLocation::At(l), &KEY)?;
+        }
+        assert!(s.hw_filters().iter().all(Option::is_some));
+        s.add(&full, RuleLocation::At(10), &KEY)?;
+        assert_eq!(s.queue_of(0x78), Some(1));
+        s.del(3)?;
+        assert!(s.hw_filters()[1].is_none());
+        s.add(&partial, RuleLocation::At(11), &KEY)?;
+        assert!(s.hw_filters()[1].is_some());
+        // Replacing a rule in place keeps its filter.
+        s.add(&partial, RuleLocation::At(0), &KEY)?;
+        assert_eq!(s.hw_filters()[0].map(|f| f.saqf), Some(0));
+
+        // Without filters (QEMU), every rule goes through RSS.
+        let mut s = Steering::new(false);
+        s.add(&full, RuleLocation::Any, &KEY)?;
+        assert!(s.hw_filters().iter().all(Option::is_none));
+        assert_eq!(s.queue_of(0x78), Some(1));
         Ok(())
     }
 

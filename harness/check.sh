@@ -9,7 +9,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py nic-hds nic-filters nic-lifecycle
+CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py
+	nic-hds nic-filters nic-lifecycle
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py"}
 out=$CACHE_DIR/check
 vmres=$out/vm
@@ -52,7 +53,9 @@ fi
 c_suites() {
 	local s
 	for s in $CHECK_SUITES; do
-		[ "$s" = drivers/net/hw/devmem.py ] && echo "$s"
+		case $s in
+		drivers/net/hw/devmem.py | drivers/net/hw/nk_devmem.py) echo "$s" ;;
+		esac
 	done
 	return 0
 }

@@ -66,7 +66,7 @@ BASE_PKGS=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio make git rsync
 	python3-yaml python3-jsonschema python3-venv ethtool socat iproute2 iputils-ping
-	busybox-static zstd xz-utils kmod pahole shellcheck udev
+	busybox-static zstd xz-utils kmod pahole shellcheck udev bpftool
 )
 
 missing_pkgs() {

@@ -37,6 +37,8 @@ LOCAL_V4=192.0.2.1
 REMOTE_V4=192.0.2.2
 LOCAL_V6=2001:db8:1::1
 REMOTE_V6=2001:db8:1::2
+# Where the netkit tests put their namespace's addresses.
+LOCAL_PREFIX_V6=2001:db8:2::/64
 
 log() { echo "[guest] $*"; }
 # shellcheck source=harness/guest/lib.sh
@@ -126,7 +128,7 @@ setup_net() {
 	wait_carrier "$NETIF" || log "$NETIF: no carrier after 10 s"
 	wait_carrier ns-remote "$PEER" || log "$PEER: no carrier after 10 s"
 
-	export NETIF LOCAL_V4 LOCAL_V6 REMOTE_V4 REMOTE_V6
+	export NETIF LOCAL_V4 LOCAL_V6 REMOTE_V4 REMOTE_V6 LOCAL_PREFIX_V6
 	export REMOTE_TYPE=netns REMOTE_ARGS=ns-remote
 	log "NETIF=$NETIF ($(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")) peer=$PEER in ns-remote"
 }
@@ -194,6 +196,25 @@ suite_net_env() {
 	return $TAP_FAIL
 }
 
+# Whether ethtool -g reports rx and tx as the current ring sizes.
+ring_sizes_are() { # rx tx
+	local cur
+	cur=$(ethtool -g "$NETIF" | sed -n '/^Current/,$p')
+	echo "$cur"
+	echo "$cur" | grep -q "^RX:[[:space:]]*$1\$" &&
+		echo "$cur" | grep -q "^TX:[[:space:]]*$2\$"
+}
+
+# Whether process pid is alive and some queue of NETIF has a dma-buf
+# bound (netdev queue-get).
+queue_bound() { # pid
+	kill -0 "$1" || return 1
+	python3 "$KSRC/tools/net/ynl/pyynl/cli.py" \
+		--spec "$KSRC/Documentation/netlink/specs/netdev.yaml" \
+		--dump queue-get --json "{\"ifindex\": $(cat "/sys/class/net/$NETIF/ifindex")}" |
+		tee /dev/stderr | grep -q dmabuf
+}
+
 # Starts ncdevmem listening on NETIF with a udmabuf bound to a queue, in
 # the background (pid in NCDEVMEM_PID).
 devmem_listen() { # port
@@ -219,12 +240,17 @@ suite_nic_lifecycle() {
 	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..11"
+	echo "1..18"
 	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
 	pinger=$!
 	t "link down under traffic" ip link set "$NETIF" down
 	t "link up, carrier" readdr
 	t "ping after down/up" ping -c 2 -W 2 "$REMOTE_V4"
+	t "ethtool -G rx 64 tx 128 under traffic" ethtool -G "$NETIF" rx 64 tx 128
+	t "ethtool -g reports 64 and 128" ring_sizes_are 64 128
+	t "ping after -G" readdr_ping
+	t "ethtool -G rx 100: rounded to 104" sh -c "ethtool -G $NETIF rx 100 &&
+		ethtool -g $NETIF | grep -A1 Current | grep -q 'RX:[[:space:]]*104'"
 	t "unbind $drv under traffic" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/unbind"
 	t "bind $drv again" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/bind &&
 		for i in \$(seq 50); do ip link show $NETIF && exit 0; sleep 0.1; done; exit 1"
@@ -233,6 +259,9 @@ suite_nic_lifecycle() {
 	t "ping after rebind" ping -c 2 -W 2 "$REMOTE_V4"
 	devmem_listen 5501
 	t "ncdevmem binds a udmabuf and listens" listening 5501
+	t "ethtool -G rx 512 tx 256 with the binding live" ethtool -G "$NETIF" rx 512 tx 256
+	t "the binding keeps its queue across the restart" queue_bound "$NCDEVMEM_PID"
+	t "ping with the binding live" readdr_ping
 	t "unbind $drv with the binding live" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/unbind"
 	kill "$NCDEVMEM_PID" 2>/dev/null
 	wait "$NCDEVMEM_PID" 2>/dev/null

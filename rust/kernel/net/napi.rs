@@ -65,7 +65,7 @@ impl<T: Poll> Napi<T> {
         })
     }
 
-    fn as_raw(&self) -> *mut bindings::napi_struct {
+    pub(crate) fn as_raw(&self) -> *mut bindings::napi_struct {
         self.raw.get()
     }
 
@@ -142,6 +142,34 @@ impl<T: Poll> Napi<T> {
         unsafe { bindings::napi_disable_locked(self.as_raw()) }
     }
 
+    /// Names the instance as the one serving receive queue and transmit
+    /// queue `index` of its device, or, with `serve` false, forgets that
+    /// (`netif_queue_set_napi`): netlink reports the queues' `napi-id`, and
+    /// busy polling and zero-copy receive find the instance by it.
+    ///
+    /// # Safety
+    ///
+    /// The instance was added; the caller holds the instance lock of its
+    /// device; `index` is below the device's real receive and transmit
+    /// queue counts; a served queue is forgotten before the instance is
+    /// removed.
+    pub unsafe fn serve_queues(&self, index: u32, serve: bool) {
+        let dev = self.dev().as_raw();
+        let napi = if serve {
+            self.as_raw()
+        } else {
+            core::ptr::null_mut()
+        };
+        for ty in [
+            bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
+            bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
+        ] {
+            // SAFETY: a live device, the lock held and `index` in range,
+            // per the caller; `napi` is this added instance or null.
+            unsafe { bindings::netif_queue_set_napi(dev, index, ty, napi) };
+        }
+    }
+
     /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
     /// after [`Napi::enable`] to take what the device did while polling was
     /// off. `false` when a poll was already scheduled or the instance is
@@ -196,5 +224,23 @@ impl<T: Poll> PinnedDrop for Napi<T> {
             // disabled it before letting it go.
             unsafe { bindings::netif_napi_del(self.as_raw()) };
         }
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl<'a> super::page_pool::Params<'a> {
+    /// Names `napi` as the instance whose poll uses the pool
+    /// (`page_pool_params.napi`): buffers freed in its context go straight
+    /// back to the pool's cache, and netlink reports the pool's NAPI ID.
+    ///
+    /// # Safety
+    ///
+    /// Only `napi`'s poll allocates from the pool while `napi` is enabled.
+    /// The pool is destroyed, or
+    /// [`Pool::disable_direct_recycling`](super::page_pool::Pool::disable_direct_recycling) is
+    /// called, while `napi` is disabled, before it is removed.
+    pub unsafe fn napi<T: Poll>(mut self, napi: &'a Napi<T>) -> Self {
+        self.fast().napi = napi.as_raw();
+        self
     }
 }

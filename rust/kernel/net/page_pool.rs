@@ -346,7 +346,9 @@ impl<'a> Params<'a> {
     }
 
     /// The hot-path parameters (the `fast` struct group).
-    fn fast(&mut self) -> &mut bindings::page_pool_params__bindgen_ty_1_page_pool_params_fast {
+    pub(crate) fn fast(
+        &mut self,
+    ) -> &mut bindings::page_pool_params__bindgen_ty_1_page_pool_params_fast {
         // SAFETY: a struct group is a union of two views of the same
         // plain-data fields; either view is valid.
         unsafe { &mut self.raw.__bindgen_anon_1.fast }
@@ -410,6 +412,18 @@ impl Pool {
             // INVARIANT: created here.
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
         })
+    }
+
+    /// Stops buffers going straight back to the cache from the pool's
+    /// NAPI (`page_pool_disable_direct_recycling`), so that the pool may be
+    /// destroyed later while that NAPI runs.
+    ///
+    /// # Safety
+    ///
+    /// The NAPI instance the pool was made with is disabled.
+    pub unsafe fn disable_direct_recycling(&self) {
+        // SAFETY: a live pool; its NAPI cannot race, per the caller.
+        unsafe { bindings::page_pool_disable_direct_recycling(self.ptr.as_ptr()) }
     }
 
     /// The pool as its memory provider sees it.

@@ -548,14 +548,17 @@ impl Nic {
         idx: usize,
         cfg: &QueueConfig,
     ) -> Result<RxRing> {
+        let napi = &self.queues.get(idx).ok_or(EINVAL)?.napi;
         // CAST: below QUEUES.
         let idx = idx as u32;
-        // SAFETY: the instance lock is held, per the caller.
+        // SAFETY: the instance lock is held, per the caller; the ring is
+        // dropped with its NAPI disabled (`stop`), or detached from it
+        // (`rx_stop`).
         unsafe {
             RxRing::new(
                 self.bound(),
                 dev,
-                idx,
+                (idx, napi),
                 self.split.load(Relaxed),
                 cfg,
                 self.rx_ring_size.load(Relaxed),
@@ -728,8 +731,14 @@ impl Operations for Nic {
         nic.configure()?;
         for q in nic.active() {
             // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API.
-            unsafe { q.napi.enable_locked() };
+            // device with the queue management API; the pair's queues are
+            // in use (`active`), and `stop` forgets them before the NAPI
+            // instances can go.
+            unsafe {
+                q.napi.enable_locked();
+                // CAST: below QUEUES.
+                q.napi.serve_queues(q.idx as u32, true);
+            }
         }
         nic.irq_enable();
         nic.start_link();
@@ -747,7 +756,11 @@ impl Operations for Nic {
         nic.irq_disable();
         for q in nic.active() {
             // SAFETY: as in `open`.
-            unsafe { q.napi.disable_locked() };
+            unsafe {
+                // CAST: below QUEUES.
+                q.napi.serve_queues(q.idx as u32, false);
+                q.napi.disable_locked();
+            }
         }
         nic.quiesce();
         for q in nic.active() {
@@ -1063,6 +1076,11 @@ impl QueueMgmt for Nic {
         // SAFETY: the core holds the instance lock around queue ops.
         unsafe { q.napi.disable_locked() };
         let ring = q.rx.lock().take();
+        if let Some(r) = &ring {
+            // SAFETY: the queue's NAPI is disabled just above. The ring is
+            // freed after the queue restarts, with the NAPI running.
+            unsafe { r.detach_napi() };
+        }
         ring.ok_or_else(|| {
             // SAFETY: as above.
             unsafe { q.napi.enable_locked() };

@@ -221,11 +221,12 @@ impl RxRing {
     /// # Safety
     ///
     /// The device's instance lock is held (the pool takes the queue's
-    /// memory provider).
+    /// memory provider). `napi`, the queue's, is disabled when the ring is
+    /// dropped or [`RxRing::detach_napi`] is called before.
     pub(crate) unsafe fn new(
         dev: &Device<Bound>,
         netdev: &NetDevice,
-        idx: u32,
+        (idx, napi): (u32, &Napi<super::QueuePair>),
         split: bool,
         cfg: &QueueConfig,
         n: u32,
@@ -233,8 +234,10 @@ impl RxRing {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
-        // SAFETY: the instance lock is held, per the caller.
-        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
+        // SAFETY: the instance lock is held, per the caller; `napi` polls
+        // the ring, alone, and is disabled when the pool goes, per the
+        // caller.
+        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx).napi(napi) };
         let pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The
@@ -290,6 +293,17 @@ impl RxRing {
     /// Descriptors in the ring.
     pub(crate) fn len(&self) -> usize {
         self.bufs.len()
+    }
+
+    /// Unties the payload pool from the queue's NAPI, so that the ring may
+    /// be dropped once the NAPI runs again (after a queue restart).
+    ///
+    /// # Safety
+    ///
+    /// The queue's NAPI is disabled.
+    pub(crate) unsafe fn detach_napi(&self) {
+        // SAFETY: per the caller.
+        unsafe { self.pool.disable_direct_recycling() };
     }
 
     /// Bytes per payload buffer.

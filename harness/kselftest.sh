@@ -29,7 +29,22 @@ if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)
 	grep -E 'error|Error' "$log" | head -n 30 >&2
 	die "kselftest build failed; full log: $log"
 fi
-for f in drivers/net/hw/ncdevmem drivers/net/hw/devmem.py drivers/net/ping.py; do
+
+# iou-zcrx, which the build above leaves out on Debian: the Makefile's
+# liburing probe uses "echo -e", which /bin/sh (dash) prints, and runs
+# before LLVM=1 picks the compiler (gcc's --as-needed then drops the
+# -luring placed before the source). Build it alone, with bash, clang and
+# the kernel's UAPI headers ahead of bookworm's, which liburing >= 2.10's
+# headers need.
+hw=$KERNEL_TREE/tools/testing/selftests/drivers/net/hw
+zcrx=$KBUILD_OUT/kselftest/drivers/net/hw/iou-zcrx
+if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include make -C "$hw" LLVM=1 CC=clang SHELL=/bin/bash \
+	OUTPUT="$(dirname "$zcrx")" "$zcrx" >>"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	die "iou-zcrx did not build (liburing with zero-copy receive: run 'make setup'); log: $log"
+fi
+cp "$zcrx" "$KSFT_DIR/drivers/net/hw/"
+for f in drivers/net/hw/ncdevmem drivers/net/hw/iou-zcrx drivers/net/hw/devmem.py drivers/net/ping.py; do
 	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
 done
 info "kselftests installed in $KSFT_DIR"

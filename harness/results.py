@@ -122,8 +122,9 @@ def load_expectations(path):
 
 
 def short_name(name):
-    # ksft_run names cases module.function
-    return name.rsplit('.', 1)[-1]
+    # ksft_run names cases module.function, and variants of a case
+    # module.function.variant: keep all but the module.
+    return name.split('.', 1)[-1]
 
 
 def judge_kunit(text):

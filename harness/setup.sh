@@ -106,6 +106,18 @@ install_apt() {
 			die "could not install qemu-system-x86 from bookworm-backports"
 		qemu_ok || die "qemu-system-x86_64 still lacks -device igb"
 	fi
+	# Debian testing's liburing needs nothing newer than bookworm has
+	# (libc6 >= 2.4, linux-libc-dev >= 5.1); only these two come from it.
+	if ! liburing_ok; then
+		add_source forky forky
+		apt_update
+		info "installing liburing-dev from forky (for iou-zcrx)"
+		need_root env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends \
+			liburing-dev/forky liburing2/forky ||
+			die "could not install liburing-dev from forky"
+		liburing_ok || die "liburing from forky still has no io_uring_register_ifq"
+	fi
 	# The trixie-backports source is only read for linux-source-7.3
 	# (fetch-kernel.sh); add it so apt-get download can find it.
 	add_source trixie-backports trixie-backports
@@ -115,6 +127,13 @@ install_apt() {
 		apt-cache show linux-source-7.3 >/dev/null 2>&1 ||
 			info "note: apt offers no linux-source-7.3 (Debian may have dropped it); the kernel then comes from ../shared/kernel or KERNEL_SRC"
 	fi
+}
+
+# liburing with zero-copy receive (io_uring_register_ifq, liburing 2.10),
+# which iou-zcrx needs: bookworm has 2.3, trixie 2.9. (Its headers want
+# newer kernel headers than bookworm's; kselftest.sh gives it the tree's.)
+liburing_ok() {
+	grep -qs io_uring_register_ifq /usr/include/liburing.h
 }
 
 qemu_ok() {

@@ -120,6 +120,22 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('SKIP check_rx: Test requires devmem support (claimed)', out)
 
+    def test_variants_are_told_apart(self):
+        text = textwrap.dedent('''\
+            TAP version 13
+            1..2
+            ok 1 iou-zcrx.test_zcrx.single
+            not ok 2 iou-zcrx.test_zcrx.rss
+            ''')
+        exp = ('z.py test_zcrx.single pass\n'
+               'z.py test_zcrx.rss unclaimed no RSS contexts\n')
+        rc, out = judge({'z.py': text}, exp)
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.rstrip().endswith('1 passed, 0 failed, 1 skipped'), out)
+        rc, out = judge({'z.py': text}, 'z.py test_zcrx.single pass\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL test_zcrx.rss (claimed)', out)
+
     def test_truncated_tap_is_a_failure(self):
         text = 'TAP version 13\n1..3\nok 1 t.a\n'
         rc, out = judge({'t.py': text}, '')

@@ -197,6 +197,20 @@ def judge_kselftest(suite, text, exp):
     return passed, failed, skipped, lines, f'{len(cases)} cases'
 
 
+def note_retry(base, r):
+    """Say so when the guest ran a suite twice (see suite_kselftest)."""
+    try:
+        with open(base + '.attempt1', encoding='utf-8', errors='replace') as f:
+            first, _ = parse_tap(f.read())
+    except FileNotFoundError:
+        return r
+    failed = [short_name(c.name) for c in first if c.status() == 'fail']
+    passed, nfail, skipped, lines, what = r
+    lines = lines + [f'    RETRIED: attempt 1 failed {", ".join(failed)} '
+                     '(port listen timed out); the counts are attempt 2']
+    return passed, nfail, skipped, lines, f'{what}, retried once'
+
+
 def judge_plain(text):
     """A TAP suite where every case must pass (net-env, demo, devmem-bind, nic-*)."""
     cases, plan = parse_tap(text)
@@ -284,6 +298,7 @@ def main():
             r = judge_plain(text)
         else:
             r = judge_kselftest(suite, text, exp)
+            r = note_retry(base, r)
         report(suite, *r)
 
     # A WARN, BUG or sanitizer report anywhere in the run fails it, even

@@ -50,12 +50,15 @@ DEVMEM_SKIPS = textwrap.dedent('''\
     ''')
 
 
-def judge(files, expectations, static=None):
+def judge(files, expectations, static=None, extra=None):
     with tempfile.TemporaryDirectory() as d:
         res = os.path.join(d, 'res')
         os.mkdir(res)
         with open(os.path.join(res, 'suites'), 'w') as f:
             f.write(' '.join(files))
+        for name, text in (extra or {}).items():
+            with open(os.path.join(res, name), 'w') as f:
+                f.write(text)
         for suite, text in files.items():
             with open(os.path.join(res, suite.replace('/', '_') + '.tap'), 'w') as f:
                 f.write(text)
@@ -135,6 +138,22 @@ class Judge(unittest.TestCase):
         rc, out = judge({'z.py': text}, 'z.py test_zcrx.single pass\n')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL test_zcrx.rss (claimed)', out)
+
+    def test_retry_is_reported(self):
+        first = textwrap.dedent('''\
+            TAP version 13
+            1..2
+            ok 1 devmem.check_rx
+            # Exception| Exception: Waiting for port listen timed out
+            not ok 2 devmem.check_rx_hds
+            ''')
+        second = first.replace('not ok 2', 'ok 2')
+        rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first})
+        self.assertEqual(rc, 0, out)
+        self.assertIn('2 cases, retried once', out)
+        self.assertIn('RETRIED: attempt 1 failed check_rx_hds', out)
+        rc, out = judge({'d.py': first}, '', extra={'d.py.attempt1': first})
+        self.assertEqual(rc, 1, out)
 
     def test_truncated_tap_is_a_failure(self):
         text = 'TAP version 13\n1..3\nok 1 t.a\n'

@@ -54,9 +54,23 @@ rust_helper_netif_napi_add_config(struct net_device *dev,
 	netif_napi_add_config(dev, napi, poll, index);
 }
 
+__rust_helper void
+rust_helper_netif_napi_add_config_locked(struct net_device *dev,
+					 struct napi_struct *napi,
+					 int (*poll)(struct napi_struct *, int),
+					 int index)
+{
+	netif_napi_add_config_locked(dev, napi, poll, index);
+}
+
 __rust_helper void rust_helper_netif_napi_del(struct napi_struct *napi)
 {
 	netif_napi_del(napi);
+}
+
+__rust_helper void rust_helper_netif_napi_del_locked(struct napi_struct *napi)
+{
+	netif_napi_del_locked(napi);
 }
 
 __rust_helper bool rust_helper_napi_schedule(struct napi_struct *n)

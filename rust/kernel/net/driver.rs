@@ -222,6 +222,9 @@ impl Features {
     pub const IPV6_CSUM: Self = Self::bit(bindings::NETIF_F_IPV6_CSUM_BIT);
     /// Checks received checksums (`NETIF_F_RXCSUM`).
     pub const RXCSUM: Self = Self::bit(bindings::NETIF_F_RXCSUM_BIT);
+    /// Hashes received flows for RSS and gives the hash to the stack
+    /// (`NETIF_F_RXHASH`).
+    pub const RXHASH: Self = Self::bit(bindings::NETIF_F_RXHASH_BIT);
     /// Steers flows by ethtool rules (`NETIF_F_NTUPLE`).
     pub const NTUPLE: Self = Self::bit(bindings::NETIF_F_NTUPLE_BIT);
 }

@@ -32,11 +32,15 @@ pub trait Poll: Sized + Sync {
 
 /// A NAPI instance (`struct napi_struct`) polling an owner `T`.
 ///
+/// An instance that is not on a device reads as disabled (its `SCHED` bit
+/// is set), before [`Napi::add`] as after [`Napi::remove_locked`]:
+/// [`Napi::schedule`] then leaves it alone.
+///
 /// # Invariants
 ///
-/// `owner` is null until [`Napi::add`], then points to the object the
-/// `Napi` is embedded in, which it is removed from (on drop) before that
-/// object goes.
+/// `owner` is null while the instance is not on a device; from
+/// [`Napi::add`] until it is removed it points to the object the `Napi` is
+/// embedded in, which removes it (at the latest on drop) before going.
 #[repr(C)]
 #[pin_data(PinnedDrop)]
 pub struct Napi<T: Poll> {
@@ -51,8 +55,8 @@ pub struct Napi<T: Poll> {
 // from any context the C API allows.
 unsafe impl<T: Poll> Send for Napi<T> {}
 
-// SAFETY: as above; `owner` is only written by `add`, under `Pin<&mut>`
-// before the instance is live.
+// SAFETY: as above; `owner` is only written while the instance is not on
+// its device (by `add` and the removals), so never while a poll reads it.
 unsafe impl<T: Poll> Sync for Napi<T> {}
 
 impl<T: Poll> Napi<T> {
@@ -62,6 +66,14 @@ impl<T: Poll> Napi<T> {
             raw <- Opaque::zeroed(),
             owner: Cell::new(core::ptr::null()),
             _pin: PhantomPinned,
+        })
+        .pin_chain(|this| {
+            // CAST: bit numbers of the state word.
+            let inert =
+                (1 << bindings::NAPI_STATE_SCHED | 1 << bindings::NAPI_STATE_NPSVC) as c_ulong;
+            // SAFETY: initialised just above and not shared yet.
+            unsafe { (*this.as_raw()).state = inert };
+            Ok(())
         })
     }
 
@@ -97,6 +109,62 @@ impl<T: Poll> Napi<T> {
         }
     }
 
+    /// Names `irq` as the interrupt that schedules the instance
+    /// (`netif_napi_set_irq_locked`): netlink reports it with the NAPI, and
+    /// tools find which CPU takes a queue's interrupts by it.
+    ///
+    /// # Safety
+    ///
+    /// The instance was added; its device is not registered yet, or the
+    /// caller holds the device's instance lock.
+    pub unsafe fn set_irq_locked(&self, irq: u32) {
+        // CAST: Linux interrupt numbers fit an int.
+        let irq = irq as c_int;
+        // SAFETY: an added instance; the device is invisible or locked,
+        // per the caller.
+        unsafe { bindings::netif_napi_set_irq_locked(self.as_raw(), irq) }
+    }
+
+    /// As [`Napi::add`], with the device's instance lock held
+    /// (`netif_napi_add_config_locked`): from `open`, to have instances on
+    /// the device only for the queues in use, as the NAPI core expects
+    /// (turning threaded polling off waits for every listed instance to go
+    /// idle, which a disabled one never does).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Napi::add`]; the instance is not on its device, and the
+    /// caller holds `dev`'s instance lock.
+    pub unsafe fn add_locked(&self, dev: &NetDevice, owner: &T, index: u32) {
+        self.owner.set(owner);
+        // CAST: below the device's queue count, an int.
+        let index = index as c_int;
+        // SAFETY: as in `add`; the lock is held per the caller.
+        unsafe {
+            bindings::netif_napi_add_config_locked(
+                dev.as_raw(),
+                self.as_raw(),
+                Some(Self::poll_callback),
+                index,
+            )
+        }
+    }
+
+    /// Takes the instance off its device (`netif_napi_del_locked`); it
+    /// keeps its NAPI ID and settings for the next [`Napi::add_locked`] of
+    /// the same index.
+    ///
+    /// # Safety
+    ///
+    /// The instance is on its device and disabled; no queue is served by
+    /// it ([`Napi::serve_queues`]); the caller holds the device's instance
+    /// lock.
+    pub unsafe fn remove_locked(&self) {
+        // SAFETY: listed and disabled, the lock held, per the caller.
+        unsafe { bindings::netif_napi_del_locked(self.as_raw()) };
+        self.owner.set(core::ptr::null());
+    }
+
     /// The device the instance was added to.
     pub fn dev(&self) -> &NetDevice {
         // SAFETY: set by `add` and kept while the instance is
@@ -107,7 +175,11 @@ impl<T: Poll> Napi<T> {
 
     /// Lets the instance be scheduled (`napi_enable`).
     pub fn enable(&self) {
-        // SAFETY: the instance was added (the owner calls this after `add`).
+        // An instance off its device stays disabled.
+        if self.owner.get().is_null() {
+            return;
+        }
+        // SAFETY: the instance is on its device (type invariant).
         unsafe { bindings::napi_enable(self.as_raw()) }
     }
 

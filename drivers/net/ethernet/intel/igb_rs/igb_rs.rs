@@ -120,6 +120,8 @@ const DEFAULT_QUEUES: usize = 2;
 #[pin_data]
 pub(crate) struct QueuePair {
     idx: usize,
+    /// The Linux interrupt number of the pair's MSI-X vector.
+    irq: u32,
     #[pin]
     napi: Napi<QueuePair>,
     /// The receive ring; `None` while the device is down, or the queue
@@ -141,9 +143,14 @@ pub(crate) struct QueuePair {
 }
 
 impl QueuePair {
-    fn new(dev: &kernel::device::Device<Bound>, idx: usize) -> impl PinInit<Self, Error> + '_ {
+    fn new(
+        dev: &kernel::device::Device<Bound>,
+        idx: usize,
+        irq: u32,
+    ) -> impl PinInit<Self, Error> + '_ {
         try_pin_init!(Self {
             idx,
+            irq,
             napi <- Napi::new(),
             rx <- new_spinlock!(None),
             tx <- new_spinlock!(TxRing::new(dev, RING_SIZE)?),
@@ -357,6 +364,7 @@ impl Nic {
         pdev: &'a pci::Device<Bound>,
         bar: pci::DevresBar<BAR0_SIZE>,
         has_filters: bool,
+        irqs: [u32; QUEUES],
     ) -> impl PinInit<Self, Error> + 'a {
         try_pin_init!(Self {
             bar,
@@ -369,7 +377,9 @@ impl Nic {
             rctl <- new_spinlock!(0),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
-            queues <- pin_init::pin_init_array_from_fn(|i| QueuePair::new(pdev.as_ref(), i)),
+            queues <- pin_init::pin_init_array_from_fn(|i| {
+                QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
+            }),
             // Last: the field shadows the parameter in what follows it.
             pdev: pdev.into(),
         })
@@ -731,10 +741,15 @@ impl Operations for Nic {
         nic.configure()?;
         for q in nic.active() {
             // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API; the pair's queues are
-            // in use (`active`), and `stop` forgets them before the NAPI
-            // instances can go.
+            // device with the queue management API; the instance is in the
+            // pair, in the device's own data, and off the device (`stop`
+            // takes it off); its index is the pair's, below QUEUES. The
+            // pair's queues are in use (`active`), and `stop` forgets them
+            // before it takes the instance off.
             unsafe {
+                // CAST: below QUEUES.
+                q.napi.add_locked(dev, q, q.idx as u32);
+                q.napi.set_irq_locked(q.irq);
                 q.napi.enable_locked();
                 // CAST: below QUEUES.
                 q.napi.serve_queues(q.idx as u32, true);
@@ -760,6 +775,7 @@ impl Operations for Nic {
                 // CAST: below QUEUES.
                 q.napi.serve_queues(q.idx as u32, false);
                 q.napi.disable_locked();
+                q.napi.remove_locked();
             }
         }
         nic.quiesce();
@@ -1279,19 +1295,19 @@ impl pci::Driver for IgbRs {
             let bar = bar.into_devres()?;
             // CAST: 4.
             let nq = QUEUES as u32;
+            let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+            let vectors = pdev.alloc_irq_vectors(nq + 1, nq + 1, irq_types)?;
+            let mut irqs = [0; QUEUES];
+            for (i, irq) in irqs.iter_mut().enumerate() {
+                *irq = irq::IrqRequest::from(vectors.index(i + 1)?).irq();
+            }
             let netdev = Registration::new(
                 pdev.as_ref(),
                 nq,
                 nq,
                 &mac,
-                Nic::new(pdev, bar, filters),
+                Nic::new(pdev, bar, filters, irqs),
                 |dev| {
-                    for q in &dev.data().queues {
-                        // SAFETY: the instance is in the device's own data;
-                        // one per pair, of which the device has QUEUES.
-                        // CAST: below QUEUES.
-                        unsafe { q.napi.add(dev, q, q.idx as u32) };
-                    }
                     // SAFETY: the device is not registered yet; frames are
                     // mapped with `SkBuff::map_for_tx`.
                     unsafe {
@@ -1303,6 +1319,7 @@ impl pci::Driver for IgbRs {
                                 | Features::IP_CSUM
                                 | Features::IPV6_CSUM
                                 | Features::RXCSUM
+                                | Features::RXHASH
                                 | Features::NTUPLE,
                         );
                         dev.set_netmem_tx();
@@ -1314,10 +1331,9 @@ impl pci::Driver for IgbRs {
                     Ok(())
                 },
             )?;
-            let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
             Ok(try_pin_init!(Probed {
                 netdev,
-                vectors: pdev.alloc_irq_vectors(nq + 1, nq + 1, irq_types)?,
+                vectors,
                 irq_other <- request_irq(
                     vectors,
                     VEC_OTHER as usize,

@@ -71,6 +71,19 @@ const RING_ALIGN: u32 = 8;
 pub(crate) fn ring_size(n: u32) -> u32 {
     n.clamp(RING_MIN, RING_MAX).next_multiple_of(RING_ALIGN)
 }
+/// Index `i` moved on by `k` in a ring of `len` descriptors, for `i < len`
+/// and `k <= len`. Ring sizes are multiples of 8, not powers of 2: this
+/// compares instead of dividing on every descriptor.
+#[inline]
+fn wrap(i: usize, k: usize, len: usize) -> usize {
+    let j = i + k;
+    if j >= len {
+        j - len
+    } else {
+        j
+    }
+}
+
 /// Bytes per header buffer, with header split.
 pub(crate) const HDR_SIZE: u32 = 256;
 /// The largest receive buffer (SRRCTL takes up to 127 KiB; 16 KiB covers
@@ -351,7 +364,7 @@ impl RxRing {
             *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
             *self.hdrs.get_mut(i).ok_or(EINVAL)? = hdr;
             self.write_desc(i)?;
-            self.next_to_fill = (i + 1) % self.len();
+            self.next_to_fill = wrap(i, 1, self.len());
             self.armed += 1;
             any = true;
         }
@@ -363,7 +376,7 @@ impl RxRing {
     /// the head and tail to program.
     pub(crate) fn rearm(&mut self) -> Result<(u32, u32)> {
         for k in 0..self.armed {
-            self.write_desc((self.next_to_clean + k) % self.len())?;
+            self.write_desc(wrap(self.next_to_clean, k, self.len()))?;
         }
         // CAST: below RING_MAX.
         Ok((self.next_to_clean as u32, self.next_to_fill as u32))
@@ -470,7 +483,7 @@ impl RxRing {
             let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
             let buf = self.bufs.get_mut(i).and_then(Option::take);
             let hdr = self.hdrs.get_mut(i).and_then(Option::take);
-            self.next_to_clean = (i + 1) % self.len();
+            self.next_to_clean = wrap(i, 1, self.len());
             self.armed -= 1;
             n += 1;
             // CAST: a 16-bit field.
@@ -580,7 +593,7 @@ impl TxRing {
 
     /// The descriptor after `i`.
     fn next(&self, i: usize) -> usize {
-        (i + 1) % self.len()
+        wrap(i, 1, self.len())
     }
 
     /// Frees what the ring still holds, sent or not, and empties it; the
@@ -602,7 +615,11 @@ impl TxRing {
 
     /// Free descriptors, keeping one unused (a full ring looks empty).
     pub(crate) fn unused(&self) -> usize {
-        (self.next_to_clean + self.len() - self.next_to_use - 1) % self.len()
+        wrap(
+            self.next_to_clean,
+            self.len() - 1 - self.next_to_use,
+            self.len(),
+        )
     }
 
     /// Writes transmit descriptor `i`.
@@ -722,5 +739,30 @@ impl TxRing {
             n += 1;
         }
         (n, bytes)
+    }
+}
+
+#[kunit_tests(igb_rs_ring)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_sizes_round_up_to_eight_within_limits() {
+        assert_eq!(ring_size(0), RING_MIN);
+        assert_eq!(ring_size(64), 64);
+        assert_eq!(ring_size(100), 104);
+        assert_eq!(ring_size(4095), RING_MAX);
+        assert_eq!(ring_size(u32::MAX), RING_MAX);
+    }
+
+    #[test]
+    fn wrap_agrees_with_modulo() {
+        for len in [64usize, 104, 256, 4096] {
+            for i in [0, 1, len / 2, len - 2, len - 1] {
+                for k in [0, 1, len - 1, len] {
+                    assert_eq!(wrap(i, k, len), (i + k) % len);
+                }
+            }
+        }
     }
 }

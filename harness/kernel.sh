@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the project's kernel: tree (patches + overlay), config (allnoconfig
-# plus the fragments in harness/config), then bzImage with LLVM=1 into
-# $KBUILD_OUT, outside the kernel tree.
+# plus the fragments in harness/config), then bzImage and the modules with
+# LLVM=1 into $KBUILD_OUT, outside the kernel tree.
 #
 # Warnings are errors: Rust is built through clippy (CLIPPY=1) with
 # -Dwarnings, C with -Werror. A warning therefore fails the build on every
@@ -59,11 +59,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 	die "Kconfig did not take: ${missing[*]} (unmet dependencies; see 'make O=$KBUILD_OUT menuconfig')"
 fi
 
-info "building bzImage with LLVM=1 -j$JOBS in $KBUILD_OUT"
+# The modules too when the config has them (igb_rs is one in ours); the
+# guest loads them from the build directory through virtme-ng.
+targets=(bzImage)
+grep -qx CONFIG_MODULES=y "$KBUILD_OUT/.config" && targets+=(modules)
+
+info "building ${targets[*]} with LLVM=1 -j$JOBS in $KBUILD_OUT"
 start=$(date +%s)
 strict=(CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror)
 [ "${STRICT:-1}" = 0 ] && strict=()
-if ! kmake -j"$JOBS" "${strict[@]}" bzImage >"$KBUILD_OUT/build.log" 2>&1; then
+if ! kmake -j"$JOBS" "${strict[@]}" "${targets[@]}" >"$KBUILD_OUT/build.log" 2>&1; then
 	# The first error with its context, then how make gave up.
 	grep -m 1 -A 30 -E '(^|: )(error|fatal error)(\[E[0-9]+\])?:' "$KBUILD_OUT/build.log" >&2 ||
 		tail -n 40 "$KBUILD_OUT/build.log" >&2

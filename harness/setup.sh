@@ -118,6 +118,18 @@ install_apt() {
 			die "could not install liburing-dev from forky"
 		liburing_ok || die "liburing from forky still has no io_uring_register_ifq"
 	fi
+	# ethtool: the drivers/net tests use --json for -k and -l and
+	# --disable-netlink, which bookworm's 6.1 lacks; forky's needs only
+	# libc6 >= 2.34 and libmnl0.
+	if ! ethtool_ok; then
+		add_source forky forky
+		apt_update
+		info "installing ethtool from forky (for the drivers/net kselftests)"
+		need_root env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends ethtool/forky ||
+			die "could not install ethtool from forky"
+		ethtool_ok || die "ethtool from forky is still older than 6.10"
+	fi
 	# The trixie-backports source is only read for linux-source-7.3
 	# (fetch-kernel.sh); add it so apt-get download can find it.
 	add_source trixie-backports trixie-backports
@@ -134,6 +146,12 @@ install_apt() {
 # newer kernel headers than bookworm's; kselftest.sh gives it the tree's.)
 liburing_ok() {
 	grep -qs io_uring_register_ifq /usr/include/liburing.h
+}
+
+ethtool_ok() {
+	local v
+	v=$(ethtool --version 2>/dev/null | awk '{ print $3 }')
+	[ -n "$v" ] && dpkg --compare-versions "$v" ge 6.10
 }
 
 qemu_ok() {

@@ -81,9 +81,13 @@ wait_carrier() { # [netns] dev
 }
 
 # Binds the 82576 to NIC_DRIVER (igb_rs, the Rust driver, by default; igb
-# for the C one) when both are built in and another one has it.
+# for the C one) when another one has it. igb_rs may be a module (it is in
+# our config: virtme-ng serves the build directory's modules); it is loaded
+# either way, as the bench switches between the two.
 bind_nic() {
 	local want=${NIC_DRIVER:-igb_rs} dev have addr
+	[ -d /sys/bus/pci/drivers/igb_rs ] || modprobe igb_rs ||
+		log "could not load igb_rs"
 	for dev in /sys/bus/pci/devices/*; do
 		if [ "$(cat "$dev/vendor")" != 0x8086 ] || [ "$(cat "$dev/device")" != 0x10c9 ]; then
 			continue
@@ -225,11 +229,27 @@ devmem_listen() { # port
 }
 
 # The NIC's life cycle under traffic: link down and up, driver unbind and
-# bind, and unbind while a devmem binding holds a queue; traffic must flow
-# again after each. Leaks and WARNs show up in the kmemleak and kernel-log
-# checks.
+# bind, module unload and load, and both while a devmem binding holds a
+# queue; traffic must flow again after each. Leaks and WARNs show up in the
+# kmemleak and kernel-log checks.
 suite_nic_lifecycle() {
 	local pci drv pinger
+	netif_back() {
+		for _ in $(seq 50); do
+			ip link show "$NETIF" >/dev/null 2>&1 && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	# A built-in driver fails these: the config must build it as a module.
+	unload() {
+		[ -e "/sys/module/$drv/refcnt" ] || {
+			echo "$drv is built in: no module to unload"
+			return 1
+		}
+		rmmod "$drv" && ! [ -e "/sys/class/net/$NETIF" ]
+	}
+	reload() { modprobe "$drv" && netif_back; }
 	TAP_N=0 TAP_FAIL=0
 	readdr() {
 		ip addr add "$LOCAL_V4/24" dev "$NETIF" 2>/dev/null
@@ -240,7 +260,7 @@ suite_nic_lifecycle() {
 	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..18"
+	echo "1..25"
 	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
 	pinger=$!
 	t "link down under traffic" ip link set "$NETIF" down
@@ -268,6 +288,21 @@ suite_nic_lifecycle() {
 	t "bind $drv again" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/bind &&
 		for i in \$(seq 50); do ip link show $NETIF && exit 0; sleep 0.1; done; exit 1"
 	t "traffic after the binding's device went away" readdr_ping
+	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
+	pinger=$!
+	t "rmmod $drv under traffic" unload
+	t "modprobe $drv: the 82576 is back" reload
+	wait "$pinger"
+	t "ping after the reload" readdr_ping
+	devmem_listen 5502
+	t "ncdevmem binds a udmabuf and listens" listening 5502
+	t "rmmod $drv with the binding live" unload
+	t "modprobe $drv with the old binding still open" reload
+	# The binding outlived its device and the module: closing it now
+	# must not reach either.
+	kill "$NCDEVMEM_PID" 2>/dev/null
+	wait "$NCDEVMEM_PID" 2>/dev/null
+	t "traffic after the binding's module went away" readdr_ping
 	return $TAP_FAIL
 }
 
@@ -342,7 +377,7 @@ setup_net || echo "setup_net failed" >"$RESULTS/setup.err"
 
 for suite in "$@"; do
 	name=${suite//\//_}
-	log "suite $suite"
+	log "suite $suite at $(date +%T)"
 	case "$suite" in
 	kunit) suite_kunit ;;
 	net-env) suite_net_env ;;

@@ -13,7 +13,7 @@ CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py
 	drivers/net/hw/iou-zcrx.py nic-hds nic-filters nic-lifecycle
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
 	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/gro.py
-	drivers/net/hw/csum.py drivers/net/hw/ntuple.py drivers/net/hw/irq.py drivers/net/hw/toeplitz.py"}
+	drivers/net/hw/csum.py drivers/net/hw/ntuple.py drivers/net/hw/irq.py"}
 out=$CACHE_DIR/check
 vmres=$out/vm
 mkdir -p "$out"

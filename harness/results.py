@@ -207,7 +207,8 @@ def note_retry(base, r):
     failed = [short_name(c.name) for c in first if c.status() == 'fail']
     passed, nfail, skipped, lines, what = r
     lines = lines + [f'    RETRIED: attempt 1 failed {", ".join(failed)} '
-                     '(port listen timed out); the counts are attempt 2']
+                     '(port listen timeout, or a port the peer still held); '
+                     'the counts are attempt 2']
     return passed, nfail, skipped, lines, f'{what}, retried once'
 
 

@@ -355,11 +355,13 @@ suite_kselftest() { # path
 	rc=$?
 	# Under TCG a listener can take seconds to come up (ncdevmem's bind
 	# imports 16000 pages; the C core vmallocs a gen_pool chunk per
-	# scatterlist entry), and the tests wait 5 s for the port. A run whose only
-	# failures are such timeouts is run once more; the first attempt is
-	# kept in $name.attempt1 and results.py reports the retry.
+	# scatterlist entry), and the tests wait 5 s for the port. And the
+	# tests pick a port free here for the peer's socat to bind too, which
+	# an earlier case's connection may still hold there (TIME_WAIT). A
+	# run whose only failures are these is run once more; the first
+	# attempt is kept in $name.attempt1 and results.py reports the retry.
 	nfail=$(grep -c '^not ok' "$out")
-	ntimeout=$(grep -c 'Exception: Waiting for port listen timed out' "$out")
+	ntimeout=$(grep -c -E 'Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use' "$out")
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then
 		mv "$out" "$RESULTS/$name.attempt1"

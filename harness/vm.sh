@@ -24,6 +24,8 @@ VM_MEMORY=${VM_MEMORY:-2G}
 VM_CPUS=${VM_CPUS:-2}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 KVM=${KVM:-auto}
+# The guest kernel's command line.
+VM_APPEND=${VM_APPEND:-kmemleak=on}
 
 [ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: run 'make kernel'"
 [ -x "$VNG" ] || die "$VNG (virtme-ng) not found: run 'make setup'"
@@ -39,7 +41,7 @@ QEMU_NET=(
 VNG_CMD=(
 	"$VNG" --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
 	--cpus "$VM_CPUS" --memory "$VM_MEMORY"
-	--append "kmemleak=on"
+	--append "$VM_APPEND"
 )
 
 # KVM is used only when it is there and boots a guest within a short time.

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # Shell functions the guest scripts share; sourced by run.sh, demo.sh and
-# bench_net.sh.
+# bench_net.sh and jumbo.sh.
 
 # Waits, 10 s at most, for a TCP listener on port $1, in netns $2 if given.
 listening() { # port [netns]
@@ -10,6 +10,18 @@ listening() { # port [netns]
 	[ $# -ge 2 ] && ns=(ip netns exec "$2")
 	for _ in $(seq 1 100); do
 		"${ns[@]}" ss -Htln "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits, 10 s at most, for carrier on device $2 in netns $1, or on device
+# $1 here.
+wait_carrier() { # [netns] dev
+	local ns=()
+	[ $# -eq 2 ] && ns=(ip netns exec "$1") && shift
+	for _ in $(seq 1 100); do
+		[ "$("${ns[@]}" cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ] && return 0
 		sleep 0.1
 	done
 	return 1

@@ -70,16 +70,6 @@ netdev_by_driver() { # driver
 	return 1
 }
 
-wait_carrier() { # [netns] dev
-	local ns=()
-	[ $# -eq 2 ] && ns=(ip netns exec "$1") && shift
-	for _ in $(seq 1 100); do
-		[ "$("${ns[@]}" cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Binds the 82576 to NIC_DRIVER (igb_rs, the Rust driver, by default; igb
 # for the C one) when another one has it. igb_rs may be a module (it is in
 # our config: virtme-ng serves the build directory's modules); it is loaded
@@ -386,6 +376,7 @@ for suite in "$@"; do
 	nic-lifecycle) suite_nic_lifecycle ;;
 	nic-hds) suite_nic_hds ;;
 	nic-filters) python3 "$(dirname "$0")/rx_filters.py" ;;
+	nic-jumbo) "$(dirname "$0")/jumbo.sh" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;

@@ -88,6 +88,15 @@ pub trait Operations: Sized + Send + Sync + 'static {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Prepares the device for frames of MTU `mtu` (`ndo_change_mtu`),
+    /// under RTNL and, for an ops-locked device, the instance lock. The
+    /// core checked `mtu` against the range set with
+    /// [`Device::set_mtu_range`]; [`NetDevice::mtu`] still gives the old
+    /// value during the call, and the new one once it succeeds.
+    fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Applies the receive filters `mode` asks for
     /// (`ndo_set_rx_mode_async`): promiscuous, all-multicast, the address
     /// lists. Runs from the core's work item, with RTNL and the instance
@@ -882,6 +891,21 @@ impl<T> Device<T> {
         };
     }
 
+    /// Sets the range of MTUs the stack may ask for, `min` to `max`
+    /// bytes; outside it, setting the MTU fails with `EINVAL` before
+    /// [`Operations::change_mtu`] runs.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_mtu_range(&self, min: u32, max: u32) {
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*self.0.as_raw()).min_mtu = min;
+            (*self.0.as_raw()).max_mtu = max;
+        }
+    }
+
     /// Declares that [`Operations::set_rx_mode`] filters on the unicast
     /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
     /// mode for any address beyond the device's own.
@@ -996,6 +1020,11 @@ impl<T: Operations> Adapter<T> {
         } else {
             None
         },
+        ndo_change_mtu: if T::HAS_CHANGE_MTU {
+            Some(Self::change_mtu)
+        } else {
+            None
+        },
         ndo_set_rx_mode_async: if T::HAS_SET_RX_MODE {
             Some(Self::set_rx_mode)
         } else {
@@ -1069,6 +1098,23 @@ impl<T: Operations> Adapter<T> {
         out.tx_dropped = s.tx_dropped;
         out.rx_errors = s.rx_errors;
         out.rx_missed_errors = s.rx_missed_errors;
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`.
+    unsafe extern "C" fn change_mtu(dev: *mut bindings::net_device, mtu: c_int) -> c_int {
+        // SAFETY: per this function's contract.
+        let d = unsafe { Self::dev(dev) };
+        from_result(|| {
+            let mtu = u32::try_from(mtu).map_err(|_| EINVAL)?;
+            T::change_mtu(d, mtu)?;
+            // SAFETY: a live device; the core serialises MTU changes
+            // (RTNL), and lockless readers use `READ_ONCE`, which this
+            // pairs with as `WRITE_ONCE` does.
+            unsafe { core::ptr::write_volatile(&raw mut (*dev).mtu, mtu) };
+            Ok(0)
+        })
     }
 
     /// # Safety

@@ -158,6 +158,14 @@ impl NetDevice {
         unsafe { bindings::netdev_need_ops_lock(self.as_raw()) }
     }
 
+    /// The MTU: the largest payload of a frame, without the link-layer
+    /// header. It may change under RTNL while it is read.
+    pub fn mtu(&self) -> u32 {
+        // SAFETY: the device is alive, by the type invariant; writers use
+        // `WRITE_ONCE`, and this is its reading twin.
+        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).mtu) }
+    }
+
     /// The number of receive queues in use.
     pub fn real_num_rx_queues(&self) -> u32 {
         self.raw().real_num_rx_queues

@@ -116,6 +116,18 @@ const QUEUES: usize = 4;
 /// Queue pairs in use at probe.
 const DEFAULT_QUEUES: usize = 2;
 
+/// The largest MTU: 9 KiB jumbo frames, as the C igb takes. Frames larger
+/// than a receive buffer span several descriptors.
+const MAX_MTU: u32 = 9216;
+/// The smallest, IPv4's.
+const MIN_MTU: u32 = 68;
+
+/// The longest frame the device takes for `mtu` (RLPML): Ethernet header,
+/// one VLAN tag and the FCS around the payload.
+const fn max_frame(mtu: u32) -> u32 {
+    mtu + 14 + 4 + 4
+}
+
 /// One queue pair: rings, NAPI, counters.
 #[pin_data]
 pub(crate) struct QueuePair {
@@ -355,6 +367,8 @@ pub(crate) struct Nic {
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
     pause_tx: Atomic<u64>,
+    /// The longest frame received, from the MTU (RLPML).
+    max_frame: Atomic<u32>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -377,6 +391,7 @@ impl Nic {
             rctl <- new_spinlock!(0),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
+            max_frame: Atomic::new(max_frame(1500)),
             queues <- pin_init::pin_init_array_from_fn(|i| {
                 QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
             }),
@@ -514,8 +529,9 @@ impl Nic {
             let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
             self.start_rx_ring(q.idx, ring)?;
         }
-        self.wr(RLPML, 1522);
-        self.set_rctl(|v| (v & RCTL_FILTERS) | RCTL_EN | RCTL_BAM | RCTL_SECRC);
+        // Frames up to RLPML, rather than to 1518 bytes (LPE).
+        self.wr(RLPML, self.max_frame.load(Relaxed));
+        self.set_rctl(|v| (v & RCTL_FILTERS) | RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_LPE);
         Ok(())
     }
 
@@ -786,6 +802,16 @@ impl Operations for Nic {
             q.tx.lock().reset(nic.bound());
             // SAFETY: the queue is stopped and its NAPI disabled.
             unsafe { dev.tx_reset(q.txq()) };
+        }
+        Ok(())
+    }
+
+    fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
+        let nic = dev.data();
+        // The rings stay: a frame longer than a buffer takes several.
+        nic.max_frame.store(max_frame(mtu), Relaxed);
+        if dev.is_running() {
+            nic.wr(RLPML, max_frame(mtu));
         }
         Ok(())
     }
@@ -1324,6 +1350,7 @@ impl pci::Driver for IgbRs {
                         );
                         dev.set_netmem_tx();
                         dev.set_unicast_filter();
+                        dev.set_mtu_range(MIN_MTU, MAX_MTU);
                         // CAST: 2.
                         let n = DEFAULT_QUEUES as u32;
                         dev.set_real_num_queues(n, n)?;

@@ -128,6 +128,8 @@ pub(crate) const MDIC_READY: u32 = 1 << 28;
 pub(crate) const RCTL_EN: u32 = 1 << 1;
 pub(crate) const RCTL_UPE: u32 = 1 << 3;
 pub(crate) const RCTL_MPE: u32 = 1 << 4;
+/// RCTL: long packets, up to RLPML.
+pub(crate) const RCTL_LPE: u32 = 1 << 5;
 pub(crate) const RCTL_BAM: u32 = 1 << 15;
 pub(crate) const RCTL_SECRC: u32 = 1 << 26;
 

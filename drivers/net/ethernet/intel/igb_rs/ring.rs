@@ -157,9 +157,22 @@ pub(crate) struct RxRing {
     /// Payload buffers come from a memory provider: the CPU may not be
     /// able to read them.
     unreadable: bool,
+    /// The frame whose descriptors are being taken, when its last one
+    /// (EOP) has not come yet.
+    partial: Option<Partial>,
     next_to_clean: usize,
     next_to_fill: usize,
     armed: usize,
+}
+
+/// A frame larger than a buffer, taken descriptor by descriptor.
+enum Partial {
+    /// Its skb so far: the first descriptor's headers and payload, then a
+    /// frag per descriptor.
+    Building(SkBuff),
+    /// A descriptor of it could not be used: the rest are dropped with
+    /// it, up to its last.
+    Dropping(DropReason),
 }
 
 /// The first quadword of a receive write-back.
@@ -288,6 +301,7 @@ impl RxRing {
             buf_size,
             frag,
             unreadable,
+            partial: None,
             next_to_clean: 0,
             next_to_fill: 0,
             armed: 0,
@@ -354,15 +368,18 @@ impl RxRing {
                 self.pool.alloc()
             };
             let Some(buf) = buf else { break };
-            let hdr = match &mut self.hdr_pool {
-                Some(p) => match p.alloc_frag(HDR_SIZE) {
-                    Some(h) => Some(h),
-                    None => break,
-                },
-                None => None,
-            };
+            let slot = self.hdrs.get_mut(i).ok_or(EINVAL)?;
+            // A frame's later descriptors leave their header buffers
+            // unused, in their slots.
+            if slot.is_none() {
+                if let Some(p) = &mut self.hdr_pool {
+                    match p.alloc_frag(HDR_SIZE) {
+                        Some(h) => *slot = Some(h),
+                        None => break,
+                    }
+                }
+            }
             *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
-            *self.hdrs.get_mut(i).ok_or(EINVAL)? = hdr;
             self.write_desc(i)?;
             self.next_to_fill = wrap(i, 1, self.len());
             self.armed += 1;
@@ -372,9 +389,12 @@ impl RxRing {
     }
 
     /// Rewrites every armed descriptor (the device may have written some
-    /// back before the queue stopped: those frames are lost) and returns
-    /// the head and tail to program.
+    /// back before the queue stopped: those frames are lost, and so is a
+    /// frame half taken) and returns the head and tail to program.
     pub(crate) fn rearm(&mut self) -> Result<(u32, u32)> {
+        if let Some(Partial::Building(skb)) = self.partial.take() {
+            skb.drop_reason(DropReason::NotSpecified);
+        }
         for k in 0..self.armed {
             self.write_desc(wrap(self.next_to_clean, k, self.len()))?;
         }
@@ -454,10 +474,40 @@ impl RxRing {
         Ok(skb)
     }
 
-    /// Takes up to `budget` frames off the ring into skbs for `napi`, then
-    /// arms the free descriptors again. Shows `watch` the headers of TCP
-    /// frames. Returns what it did and the new tail, if it armed
-    /// descriptors.
+    /// Adds the `len` bytes in `buf`, a later descriptor's of a frame
+    /// larger than a buffer, to its skb.
+    fn append(
+        &self,
+        mut skb: SkBuff,
+        buf: Option<PoolNetmem>,
+        len: u32,
+    ) -> Result<SkBuff, DropReason> {
+        let Some(buf) = buf else {
+            skb.drop_reason(DropReason::NotSpecified);
+            return Err(DropReason::NotSpecified);
+        };
+        if len > self.buf_size {
+            skb.drop_reason(DropReason::DevHdr);
+            return Err(DropReason::DevHdr);
+        }
+        if len > 0 {
+            buf.sync_for_cpu(len);
+            if skb.add_rx_frag(buf, 0, len, self.buf_size).is_err() {
+                // More descriptors than an skb has frags.
+                skb.drop_reason(DropReason::NotSpecified);
+                return Err(DropReason::NotSpecified);
+            }
+        }
+        Ok(skb)
+    }
+
+    /// Takes up to `budget` descriptors off the ring, making the frames
+    /// that end in them skbs for `napi`, then arms the free descriptors
+    /// again. A frame larger than a buffer spans several descriptors: the
+    /// first has its headers (and, split, a header buffer), every one a
+    /// share of the payload, the last (EOP) the status of the whole frame.
+    /// Shows `watch` the headers of TCP frames. Returns what it did and
+    /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
         napi: &Napi<super::QueuePair>,
@@ -475,37 +525,42 @@ impl RxRing {
             // Read the rest of the descriptor and the buffers after DD.
             dma_mb(Read);
             let Ok(info) = self.info(i) else { break };
-            let hlen = if self.split() {
-                info.split_len(st & RXD_STAT_HBO != 0)
-            } else {
-                None
-            };
-            let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
             let buf = self.bufs.get_mut(i).and_then(Option::take);
-            let hdr = self.hdrs.get_mut(i).and_then(Option::take);
             self.next_to_clean = wrap(i, 1, self.len());
             self.armed -= 1;
             n += 1;
             // CAST: a 16-bit field.
             let len = ((st >> 32) & 0xffff) as u32;
-            let built = match (buf, hdr, hlen) {
-                // Frames span one buffer: no jumbo frames yet.
-                _ if st & RXD_STAT_EOP == 0 || st & RXD_ERR_MASK != 0 => Err(DropReason::DevHdr),
-                // Only TCP reads payloads in device memory (the stack
-                // would checksum anything else, and cannot): a queue's
-                // provider gets frames other than the steered flows' when
-                // it is bound to the queue non-TCP traffic goes to.
-                (Some(_), Some(_), Some(_)) if len > 0 && self.unreadable && !info.is_tcp() => {
-                    Err(DropReason::NotSpecified)
+            let built = match self.partial.take() {
+                None => {
+                    // A frame's first descriptor: its header buffer too.
+                    let hdr = self.hdrs.get_mut(i).and_then(Option::take);
+                    self.build_first(napi, (buf, hdr, len), info, st, watch)
                 }
-                (Some(buf), Some(hdr), Some(hlen)) => {
-                    self.build_split(napi, (hdr, hlen), (buf, len), watch)
-                }
-                // Not split: the whole frame is in the packet buffer.
-                (Some(buf), _, _) => self.build_whole(napi, (buf, len), watch),
-                _ => Err(DropReason::NotSpecified),
+                Some(Partial::Building(skb)) => self.append(skb, buf, len),
+                Some(Partial::Dropping(why)) => Err(why),
             };
+            if st & RXD_STAT_EOP == 0 {
+                self.partial = Some(match built {
+                    Ok(skb) => Partial::Building(skb),
+                    Err(why) => Partial::Dropping(why),
+                });
+                continue;
+            }
             match built {
+                Ok(skb) if st & RXD_ERR_MASK != 0 => {
+                    skb.drop_reason(DropReason::DevHdr);
+                    done.dropped += 1;
+                }
+                // Only TCP reads payloads in device memory (the stack would
+                // checksum anything else, and cannot): a queue's provider
+                // gets frames other than the steered flows' when it is
+                // bound to the queue non-TCP traffic goes to. The last
+                // descriptor has the packet type.
+                Ok(skb) if self.unreadable && !info.is_tcp() && !skb.frags_readable() => {
+                    skb.drop_reason(DropReason::NotSpecified);
+                    done.dropped += 1;
+                }
                 Ok(mut skb) => {
                     if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
                         skb.set_csum_unnecessary();
@@ -525,6 +580,34 @@ impl RxRing {
         done.starved = self.armed == 0;
         // CAST: below RING_MAX.
         (done, armed.then_some(self.next_to_fill as u32))
+    }
+
+    /// Starts the skb of a frame from its first descriptor, with status
+    /// `st` and write-back `info`: payload buffer, header buffer (with
+    /// header split) and the payload length in the descriptor.
+    fn build_first(
+        &self,
+        napi: &Napi<super::QueuePair>,
+        (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
+        info: RxInfo,
+        st: u64,
+        watch: Option<SynWatch<'_>>,
+    ) -> Result<SkBuff, DropReason> {
+        let hlen = if self.split() {
+            info.split_len(st & RXD_STAT_HBO != 0)
+        } else {
+            None
+        };
+        let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
+        match (buf, hdr, hlen) {
+            (Some(buf), Some(hdr), Some(hlen)) => {
+                self.build_split(napi, (hdr, hlen), (buf, len), watch)
+            }
+            // Not split: the whole frame, or its first part, is in the
+            // packet buffer.
+            (Some(buf), _, _) => self.build_whole(napi, (buf, len), watch),
+            _ => Err(DropReason::NotSpecified),
+        }
     }
 }
 

@@ -21,19 +21,6 @@ MTU=9000
 TAP_N=0
 TAP_FAIL=0
 
-t() { # description command...
-	local d=$1 out
-	shift
-	TAP_N=$((TAP_N + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $TAP_N $d"
-	else
-		echo "not ok $TAP_N $d"
-		printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
-		TAP_FAIL=1
-	fi
-}
-
 set_mtu() { # local-mtu peer-mtu
 	ip link set "$NETIF" mtu "$1" && ip -n ns-remote link set "$PEER" mtu "$2"
 }

@@ -26,3 +26,19 @@ wait_carrier() { # [netns] dev
 	done
 	return 1
 }
+
+# One TAP check: runs the command, prints "ok N description" or "not ok",
+# with the tail of its output as comments; counts in TAP_N, TAP_FAIL.
+t() { # description command...
+	local d=$1 out
+	shift
+	TAP_N=$((TAP_N + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $TAP_N $d"
+	else
+		echo "not ok $TAP_N $d"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+		# shellcheck disable=SC2034 # the caller's exit status
+		TAP_FAIL=1
+	fi
+}

@@ -127,21 +127,6 @@ setup_net() {
 	log "NETIF=$NETIF ($(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")) peer=$PEER in ns-remote"
 }
 
-# One TAP check: runs the command, prints "ok N description" or "not ok",
-# with the tail of its output as comments; counts in TAP_N, TAP_FAIL.
-t() { # description command...
-	local d=$1 out
-	shift
-	TAP_N=$((TAP_N + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $TAP_N $d"
-	else
-		echo "not ok $TAP_N $d"
-		printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
-		TAP_FAIL=1
-	fi
-}
-
 # ethtool -L combined N: N receive queues, and the carrier back.
 set_channels() { # n
 	ethtool -L "$NETIF" combined "$1" || return 1

@@ -10,9 +10,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py
-	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-lifecycle
+	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-rss nic-lifecycle
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
-	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/hw/irq.py"}
+	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/hw/irq.py
+	drivers/net/hw/rss_api.py drivers/net/hw/userns_devmem.py"}
 # One boot runs them all: about 11 minutes of TCG on an idle machine, and
 # up to half as long again on a busy one.
 export VM_TIMEOUT=${VM_TIMEOUT:-1500}

@@ -295,7 +295,7 @@ def main():
         if suite == 'kunit':
             r = judge_kunit(text)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle', 'nic-hds',
-                       'nic-filters', 'nic-jumbo'):
+                       'nic-filters', 'nic-jumbo', 'nic-rss'):
             r = judge_plain(text)
         else:
             r = judge_kselftest(suite, text, exp)

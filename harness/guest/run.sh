@@ -11,7 +11,8 @@
 # (bad-input requests to bind-rx / bind-tx through YNL; needs KSRC, the
 # kernel tree), nic-hds (header split on and off, with traffic; the
 # driver's, so the C igb fails it), nic-filters (which frames the receive
-# filters let in: unicast, multicast, promiscuous modes), nic-lifecycle (link down/up and driver
+# filters let in: unicast, multicast, promiscuous modes), nic-rss (the RSS
+# hash fields, ethtool rx-flow-hash), nic-lifecycle (link down/up and driver
 # rebind under traffic), demo, bench-net (throughput: igb_rs vs igb, devmem
 # vs recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
@@ -362,6 +363,7 @@ for suite in "$@"; do
 	nic-hds) suite_nic_hds ;;
 	nic-filters) python3 "$(dirname "$0")/rx_filters.py" ;;
 	nic-jumbo) "$(dirname "$0")/jumbo.sh" ;;
+	nic-rss) python3 "$(dirname "$0")/rss_fields.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;

@@ -131,6 +131,75 @@ pub enum FlowType {
     Tcp6,
 }
 
+/// A class of frames the RSS hash treats alike (the `flow_type` of
+/// `ethtool -n|-N DEV rx-flow-hash`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFlow {
+    /// TCP over IPv4 (`tcp4`).
+    Tcp4,
+    /// UDP over IPv4 (`udp4`).
+    Udp4,
+    /// Any other IPv4 frame: SCTP, AH, ESP or the rest (`sctp4`, `ah4`,
+    /// `esp4`, `ip4`).
+    OtherIp4,
+    /// TCP over IPv6 (`tcp6`).
+    Tcp6,
+    /// UDP over IPv6 (`udp6`).
+    Udp6,
+    /// Any other IPv6 frame (`sctp6`, `ah6`, `esp6`, `ip6`).
+    OtherIp6,
+}
+
+impl HashFlow {
+    /// The class of a C flow type; `None` for one without IP (`ether`) or
+    /// beyond plain IP (GTP).
+    fn from_raw(flow_type: u32) -> Option<Self> {
+        Some(match flow_type {
+            bindings::TCP_V4_FLOW => Self::Tcp4,
+            bindings::UDP_V4_FLOW => Self::Udp4,
+            bindings::SCTP_V4_FLOW
+            | bindings::AH_ESP_V4_FLOW
+            | bindings::AH_V4_FLOW
+            | bindings::ESP_V4_FLOW
+            | bindings::IPV4_FLOW => Self::OtherIp4,
+            bindings::TCP_V6_FLOW => Self::Tcp6,
+            bindings::UDP_V6_FLOW => Self::Udp6,
+            bindings::SCTP_V6_FLOW
+            | bindings::AH_ESP_V6_FLOW
+            | bindings::AH_V6_FLOW
+            | bindings::ESP_V6_FLOW
+            | bindings::IPV6_FLOW => Self::OtherIp6,
+            _ => return None,
+        })
+    }
+}
+
+/// The header fields a flow hash covers (`RXH_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HashFields(u32);
+
+impl HashFields {
+    /// No field: the frames are not hashed.
+    pub const NONE: Self = Self(0);
+    /// The source address (`s`).
+    pub const IP_SRC: Self = Self(bindings::RXH_IP_SRC);
+    /// The destination address (`d`).
+    pub const IP_DST: Self = Self(bindings::RXH_IP_DST);
+    /// The first two bytes of the L4 header, the source port (`f`).
+    pub const L4_B_0_1: Self = Self(bindings::RXH_L4_B_0_1);
+    /// Bytes 2 and 3 of the L4 header, the destination port (`n`).
+    pub const L4_B_2_3: Self = Self(bindings::RXH_L4_B_2_3);
+    /// Both addresses (`sd`).
+    pub const ADDRS: Self = Self(bindings::RXH_IP_SRC | bindings::RXH_IP_DST);
+    /// Both addresses and both ports (`sdfn`).
+    pub const ADDRS_PORTS: Self = Self(Self::ADDRS.0 | Self::L4_B_0_1.0 | Self::L4_B_2_3.0);
+
+    /// The `RXH_*` bits.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+}
+
 /// A flow steering rule (`ethtool -N DEV flow-type tcp4|tcp6 ... action
 /// N`): the fields given must match exactly, the others are wildcards.
 /// Only exact or fully wildcarded fields are expressed; the rest (masks of
@@ -355,6 +424,26 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// The header fields RSS hashes the frames of `flow` by
+    /// (`get_rxfh_fields`, `ethtool -n DEV rx-flow-hash`), in the default
+    /// context.
+    fn rxfh_fields(_dev: &Device<Self>, _flow: HashFlow) -> HashFields {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Makes RSS hash the frames of `flow` by `fields` (`set_rxfh_fields`,
+    /// `ethtool -N DEV rx-flow-hash`), in the default context. Flow types
+    /// outside [`HashFlow`] are refused with `EINVAL` before the driver
+    /// sees them.
+    fn set_rxfh_fields(
+        _dev: &Device<Self>,
+        _flow: HashFlow,
+        _fields: HashFields,
+        _extack: &ExtAck<'_>,
+    ) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Flow control as the device does it (`get_pauseparam`).
     fn pauseparam(_dev: &Device<Self>) -> PauseParam {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
@@ -464,6 +553,16 @@ impl<T: Ops> Adapter<T> {
         },
         set_rxfh: if T::HAS_SET_RXFH {
             Some(Self::set_rxfh)
+        } else {
+            None
+        },
+        get_rxfh_fields: if T::HAS_RXFH_FIELDS {
+            Some(Self::get_rxfh_fields)
+        } else {
+            None
+        },
+        set_rxfh_fields: if T::HAS_SET_RXFH_FIELDS {
+            Some(Self::set_rxfh_fields)
         } else {
             None
         },
@@ -601,23 +700,33 @@ impl<T: Ops> Adapter<T> {
 
     /// The table and key of `p`, each empty when its pointer is null.
     ///
+    /// The core sizes both buffers from [`Ops::rxfh_sizes`], and does not
+    /// always say so in `p` (`indir_size` is 0 when it reads the table to
+    /// check a channel count), so the sizes are the driver's.
+    ///
     /// # Safety
     ///
-    /// `p` is valid; its non-null `indir` and `key` point to `indir_size`
-    /// and `key_size` elements, used by no one else during `'a`.
-    unsafe fn rxfh_slices<'a>(p: &bindings::ethtool_rxfh_param) -> (&'a mut [u32], &'a mut [u8]) {
+    /// `p` is valid; its non-null `indir` and `key` point to as many
+    /// elements as [`Ops::rxfh_sizes`] gives for `dev`, used by no one else
+    /// during `'a`.
+    unsafe fn rxfh_slices<'a>(
+        dev: &Device<T>,
+        p: &bindings::ethtool_rxfh_param,
+    ) -> (&'a mut [u32], &'a mut [u8]) {
+        let (indir_size, key_size) = T::rxfh_sizes(dev);
+        // CAST: u32 to usize is lossless on Linux.
         // SAFETY: per this function's contract.
         unsafe {
             (
                 if p.indir.is_null() {
                     &mut []
                 } else {
-                    core::slice::from_raw_parts_mut(p.indir, p.indir_size as usize)
+                    core::slice::from_raw_parts_mut(p.indir, indir_size as usize)
                 },
                 if p.key.is_null() {
                     &mut []
                 } else {
-                    core::slice::from_raw_parts_mut(p.key, p.key_size as usize)
+                    core::slice::from_raw_parts_mut(p.key, key_size as usize)
                 },
             )
         }
@@ -634,8 +743,9 @@ impl<T: Ops> Adapter<T> {
         let (dev, p) = unsafe { (Device::<T>::from_raw(dev), &mut *p) };
         p.hfunc = HASH_TOP;
         // SAFETY: the core sized the buffers from our sizes.
-        let (indir, key) = unsafe { Self::rxfh_slices(p) };
+        let (indir, key) = unsafe { Self::rxfh_slices(dev, p) };
         T::rxfh(dev, indir, key);
+        (p.indir_size, p.key_size) = T::rxfh_sizes(dev);
         0
     }
 
@@ -664,10 +774,51 @@ impl<T: Ops> Adapter<T> {
                 return Err(EOPNOTSUPP);
             }
             // SAFETY: the core sized the buffers from our sizes.
-            let (indir, key) = unsafe { Self::rxfh_slices(p) };
+            let (indir, key) = unsafe { Self::rxfh_slices(dev, p) };
             let indir = (!indir.is_empty()).then_some(&*indir);
             let key = (!key.is_empty()).then_some(&*key);
             T::set_rxfh(dev, indir, key, &extack)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `f` valid.
+    unsafe extern "C" fn get_rxfh_fields(
+        dev: *mut bindings::net_device,
+        f: *mut bindings::ethtool_rxfh_fields,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, f) = unsafe { (Device::<T>::from_raw(dev), &mut *f) };
+        // Only the default context: `rxfh_per_ctx_fields` is not set.
+        match HashFlow::from_raw(f.flow_type) {
+            Some(flow) if f.rss_context == 0 => {
+                f.data = T::rxfh_fields(dev, flow).bits();
+                0
+            }
+            _ => EINVAL.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `f` valid and `extack` null or valid.
+    unsafe extern "C" fn set_rxfh_fields(
+        dev: *mut bindings::net_device,
+        f: *const bindings::ethtool_rxfh_fields,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, f) = unsafe { (Device::<T>::from_raw(dev), &*f) };
+        // SAFETY: null or the request's extended ACK, used only here.
+        let extack = unsafe { ExtAck::from_raw(extack) };
+        from_result(|| {
+            let flow = HashFlow::from_raw(f.flow_type).ok_or(EINVAL)?;
+            if f.rss_context != 0 {
+                return Err(EINVAL);
+            }
+            T::set_rxfh_fields(dev, flow, HashFields(f.data), &extack)?;
             Ok(0)
         })
     }

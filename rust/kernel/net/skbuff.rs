@@ -436,6 +436,19 @@ impl SkBuff {
         };
     }
 
+    /// Records the hash the device computed over the flow's addresses only
+    /// (`skb_set_hash`, `PKT_HASH_TYPE_L3`).
+    pub fn set_l3_hash(&mut self, hash: u32) {
+        // SAFETY: the buffer is ours.
+        unsafe {
+            bindings::skb_set_hash(
+                self.as_raw(),
+                hash,
+                bindings::pkt_hash_types_PKT_HASH_TYPE_L3,
+            )
+        };
+    }
+
     /// Frees the packet as sent (`dev_consume_skb_any`), in any context.
     pub fn consume(self) {
         // SAFETY: the buffer is ours to free.

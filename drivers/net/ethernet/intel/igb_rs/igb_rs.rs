@@ -12,6 +12,7 @@
 //! the payload pools; frames sent in place, devmem frags included;
 //! checksums checked and filled in by the device; flow steering rules.
 
+mod hash;
 mod regs;
 mod ring;
 mod steer;
@@ -296,6 +297,7 @@ const RSS_KEY_SIZE: usize = 40;
 pub(crate) struct Rss {
     reta: [u8; RETA_SIZE],
     key: [u8; RSS_KEY_SIZE],
+    fields: hash::Fields,
     steer: steer::Steering,
 }
 
@@ -308,6 +310,7 @@ impl Rss {
         let mut rss = Self {
             reta: [0; RETA_SIZE],
             key,
+            fields: hash::Fields::TCP_ONLY,
             steer: steer::Steering::new(has_filters),
         };
         rss.spread(DEFAULT_QUEUES);
@@ -480,9 +483,10 @@ impl Nic {
             }
         }
         self.learning.store(rss.steer.learns(), Relaxed);
+        let mrqc = rss.fields.mrqc();
         drop(rss);
         self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
-        self.wr(MRQC, MRQC_RSS);
+        self.wr(MRQC, mrqc);
     }
 
     /// Programs MSI-X routing, the rings and the receive and transmit
@@ -988,6 +992,38 @@ impl ethtool::Ops for Nic {
         Ok(())
     }
 
+    fn rxfh_fields(dev: &Device<Self>, flow: ethtool::HashFlow) -> ethtool::HashFields {
+        dev.data().rss.lock().fields.get(flow)
+    }
+
+    fn set_rxfh_fields(
+        dev: &Device<Self>,
+        flow: ethtool::HashFlow,
+        fields: ethtool::HashFields,
+        extack: &ExtAck<'_>,
+    ) -> Result {
+        let nic = dev.data();
+        {
+            let mut rss = nic.rss.lock();
+            let new = rss.fields.with(flow, fields).map_err(|msg| {
+                extack.set_msg(msg);
+                EINVAL
+            })?;
+            if new == rss.fields {
+                return Ok(());
+            }
+            // The rules' buckets are the buckets of TCP hashed by
+            // addresses and ports, and only TCP may reach their queues.
+            if rss.steer.uses_rss() {
+                extack.set_msg(c"flow steering rules use the RSS table: delete them first");
+                return Err(EBUSY);
+            }
+            rss.fields = new;
+        }
+        nic.configure_rss();
+        Ok(())
+    }
+
     fn flow_rules(dev: &Device<Self>, f: &mut dyn FnMut(u32, &ethtool::FlowRule)) -> u32 {
         dev.data().rss.lock().steer.for_each(f);
         // CAST: 16.
@@ -1006,8 +1042,11 @@ impl ethtool::Ops for Nic {
         }
         let loc = {
             let mut rss = nic.rss.lock();
-            let Rss { key, steer, .. } = &mut *rss;
-            steer.add(rule, at, key)?
+            let Rss {
+                key, fields, steer, ..
+            } = &mut *rss;
+            // Steering through the RSS table needs the default hash.
+            steer.add(rule, at, key, fields.is_tcp_only())?
         };
         nic.configure_rss();
         Ok(loc)

@@ -175,12 +175,6 @@ pub(crate) const RXCSUM_PCSD: u32 = 1 << 13;
 pub(crate) const RXCSUM_IPOFLD: u32 = 1 << 8;
 pub(crate) const RXCSUM_TUOFLD: u32 = 1 << 9;
 
-/// MRQC: RSS over TCP only (TCP/IPv4, TCP/IPv6 with and without extension
-/// headers). Other traffic goes to queue 0: it never reaches a queue
-/// through a bucket a flow steering rule took, which may be a queue of
-/// device memory that only TCP can use.
-pub(crate) const MRQC_RSS: u32 = 0x0025_0002;
-
 // Advanced RX descriptor write-back, second quadword.
 pub(crate) const RXD_STAT_DD: u64 = 1 << 0;
 pub(crate) const RXD_STAT_EOP: u64 = 1 << 1;

@@ -189,11 +189,18 @@ impl RxInfo {
         (self.0 & (1 << 31) != 0 && !hbo).then_some(((self.0 >> 21) & 0x3ff) as u32)
     }
 
-    /// The RSS hash of a TCP or UDP frame.
-    fn rss_hash(self) -> Option<u32> {
-        // RSS types 1, 3, 6 (TCP), 7 to 9 (UDP).
+    /// The RSS hash, and whether it covers the ports as well as the
+    /// addresses.
+    fn rss_hash(self) -> Option<(u32, bool)> {
         // CAST: the high half of the quadword.
-        matches!(self.0 & 0xf, 1 | 3 | 6..=9).then_some((self.0 >> 32) as u32)
+        let hash = (self.0 >> 32) as u32;
+        // RSS type, bits 3:0: 1, 3, 6 TCP and 7 to 9 UDP, over addresses
+        // and ports; 2, 4 and 5 over IPv4 or IPv6 addresses; 0 none.
+        match self.0 & 0xf {
+            1 | 3 | 6..=9 => Some((hash, true)),
+            2 | 4 | 5 => Some((hash, false)),
+            _ => None,
+        }
     }
 
     /// Whether the device parsed a TCP header (packet type, bit 8).
@@ -565,8 +572,10 @@ impl RxRing {
                     if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
                         skb.set_csum_unnecessary();
                     }
-                    if let Some(hash) = info.rss_hash() {
-                        skb.set_l4_hash(hash);
+                    match info.rss_hash() {
+                        Some((hash, true)) => skb.set_l4_hash(hash),
+                        Some((hash, false)) => skb.set_l3_hash(hash),
+                        None => {}
                     }
                     done.packets += 1;
                     done.bytes += u64::from(skb.len());

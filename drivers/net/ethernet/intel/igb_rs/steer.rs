@@ -37,6 +37,11 @@
 //! other protocol reaches a steered queue, whose memory may be device
 //! memory that only TCP sockets can use. When two rules own one bucket,
 //! the one at the lower location wins.
+//!
+//! The buckets are those of TCP hashed by addresses and ports, and the
+//! rest unhashed (`hash.rs`, the default): while a rule steers through
+//! RSS, `ethtool -N DEV rx-flow-hash` is refused (`EBUSY`), and while RSS
+//! hashes otherwise, so is a rule that would need it.
 
 use crate::regs::*;
 use core::net::IpAddr;
@@ -302,8 +307,16 @@ impl Steering {
     }
 
     /// Adds `rule` (its queue checked by the caller) at `at`, replacing
-    /// what was there, under RSS key `key`. Returns the location.
-    pub(crate) fn add(&mut self, rule: &FlowRule, at: RuleLocation, key: &[u8]) -> Result<u32> {
+    /// what was there, under RSS key `key`. Returns the location. `EBUSY`
+    /// if the rule needs the RSS table and `rss_ok` is false (RSS does not
+    /// hash TCP alone, by addresses and ports).
+    pub(crate) fn add(
+        &mut self,
+        rule: &FlowRule,
+        at: RuleLocation,
+        key: &[u8],
+        rss_ok: bool,
+    ) -> Result<u32> {
         let loc = match at {
             // CAST: u32 to usize is lossless on Linux.
             RuleLocation::At(l) if (l as usize) < MAX_RULES => l as usize,
@@ -313,6 +326,7 @@ impl Steering {
         let filter = self.take_filter(rule, loc);
         let buckets = match filter {
             Some(_) => 0,
+            None if !rss_ok => return Err(EBUSY),
             None => Tuple::of_rule(rule).map_or(0, |t| bucket_bit(t.hash(key))),
         };
         self.rules[loc] = Some(Steered {
@@ -329,6 +343,11 @@ impl Steering {
         // CAST: u32 to usize is lossless on Linux.
         let slot = self.rules.get_mut(loc as usize).ok_or(ENOENT)?;
         slot.take().map(|_| ()).ok_or(ENOENT)
+    }
+
+    /// Whether some rule steers through the RSS table.
+    pub(crate) fn uses_rss(&self) -> bool {
+        self.rules.iter().flatten().any(|s| s.filter.is_none())
     }
 
     /// Whether some rule learns its buckets from SYNs.
@@ -453,14 +472,14 @@ mod tests {
     fn full_rules_own_their_bucket_partial_ones_learn() -> Result {
         let mut s = Steering::new(false);
         let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
-        assert_eq!(s.add(&full, RuleLocation::Any, &KEY)?, 0);
+        assert_eq!(s.add(&full, RuleLocation::Any, &KEY, true)?, 0);
         // 0x51ccc178 & 127 = 0x78.
         assert_eq!(s.queue_of(0x78), Some(1));
         assert_eq!(s.queue_of(0x79), None);
         assert!(!s.learns());
 
         let partial = rule(None, None);
-        assert_eq!(s.add(&partial, RuleLocation::Any, &KEY)?, 1);
+        assert_eq!(s.add(&partial, RuleLocation::Any, &KEY, true)?, 1);
         assert!(s.learns());
         let syn = Tuple {
             src: v4([10, 0, 0, 1]),
@@ -478,7 +497,7 @@ mod tests {
         s.del(1)?;
         assert_eq!(s.queue_of(5), None);
         assert_eq!(s.del(1), Err(ENOENT));
-        assert_eq!(s.add(&full, RuleLocation::At(99), &KEY), Err(EINVAL));
+        assert_eq!(s.add(&full, RuleLocation::At(99), &KEY, true), Err(EINVAL));
         Ok(())
     }
 
@@ -487,7 +506,7 @@ mod tests {
         let mut s = Steering::new(true);
         // 66.9.149.187:2794 -> 161.142.100.80:1766, to queue 1, at 0.
         let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
-        assert_eq!(s.add(&full, RuleLocation::Any, &KEY)?, 0);
+        assert_eq!(s.add(&full, RuleLocation::Any, &KEY, true)?, 0);
         // No bucket taken, nothing to learn.
         assert_eq!(s.queue_of(0x78), None);
         assert!(!s.learns());
@@ -506,7 +525,7 @@ mod tests {
 
         // dst-ip and dst-port only, at 3: the rest bypassed, priority 4.
         let partial = rule(None, None);
-        assert_eq!(s.add(&partial, RuleLocation::At(3), &KEY)?, 3);
+        assert_eq!(s.add(&partial, RuleLocation::At(3), &KEY, true)?, 3);
         assert!(!s.learns());
         let f = s.hw_filters()[1].ok_or(EINVAL)?;
         assert_eq!(f.ftqf, 6 | 0x100 | 0x8000 | 1 << 16 | 1 << 29 | 1 << 31);
@@ -521,30 +540,48 @@ mod tests {
             dst_port: Some(9),
             queue: 1,
         };
-        s.add(&v6, RuleLocation::Any, &KEY)?;
+        s.add(&v6, RuleLocation::Any, &KEY, true)?;
         assert!(s.learns());
 
         // Eight filters: the ninth tcp4 rule goes through RSS, and gets
         // the filter a deleted rule gave back.
         for l in 4..10 {
-            s.add(&full, RuleLocation::At(l), &KEY)?;
+            s.add(&full, RuleLocation::At(l), &KEY, true)?;
         }
         assert!(s.hw_filters().iter().all(Option::is_some));
-        s.add(&full, RuleLocation::At(10), &KEY)?;
+        s.add(&full, RuleLocation::At(10), &KEY, true)?;
         assert_eq!(s.queue_of(0x78), Some(1));
         s.del(3)?;
         assert!(s.hw_filters()[1].is_none());
-        s.add(&partial, RuleLocation::At(11), &KEY)?;
+        s.add(&partial, RuleLocation::At(11), &KEY, true)?;
         assert!(s.hw_filters()[1].is_some());
         // Replacing a rule in place keeps its filter.
-        s.add(&partial, RuleLocation::At(0), &KEY)?;
+        s.add(&partial, RuleLocation::At(0), &KEY, true)?;
         assert_eq!(s.hw_filters()[0].map(|f| f.saqf), Some(0));
 
         // Without filters (QEMU), every rule goes through RSS.
         let mut s = Steering::new(false);
-        s.add(&full, RuleLocation::Any, &KEY)?;
+        s.add(&full, RuleLocation::Any, &KEY, true)?;
         assert!(s.hw_filters().iter().all(Option::is_none));
         assert_eq!(s.queue_of(0x78), Some(1));
+        Ok(())
+    }
+
+    #[test]
+    fn rules_need_the_default_hash_only_for_rss() -> Result {
+        let full = rule(Some(v4([66, 9, 149, 187])), Some(2794));
+        // Through RSS: refused while RSS hashes otherwise.
+        let mut s = Steering::new(false);
+        assert_eq!(s.add(&full, RuleLocation::Any, &KEY, false), Err(EBUSY));
+        assert!(!s.uses_rss());
+        s.add(&full, RuleLocation::Any, &KEY, true)?;
+        assert!(s.uses_rss());
+        s.del(0)?;
+        assert!(!s.uses_rss());
+        // In a five-tuple filter, the hash does not matter.
+        let mut s = Steering::new(true);
+        s.add(&full, RuleLocation::Any, &KEY, false)?;
+        assert!(!s.uses_rss());
         Ok(())
     }
 

@@ -212,6 +212,27 @@ def note_retry(base, r):
     return passed, nfail, skipped, lines, f'{what}, retried once'
 
 
+def note_leftover(base, r, own):
+    """Say what the suite left configured on the NIC (see tidy_nic in
+    run.sh), which the guest undid before the next suite. Our own suites
+    must undo what they set: for them it is a failure."""
+    left = []
+    for path, when in ((base + '.attempt1.leftover', 'attempt 1 left'),
+                       (base + '.leftover', 'left')):
+        try:
+            with open(path, encoding='utf-8', errors='replace') as f:
+                what = [l.strip() for l in f if l.strip()]
+        except FileNotFoundError:
+            continue
+        left.append(f'    LEFT: {when} {"; ".join(what)} (undone after it)')
+    if not left:
+        return r
+    passed, failed, skipped, lines, what = r
+    if own:
+        failed += 1
+    return passed, failed, skipped, lines + left, what
+
+
 def judge_plain(text):
     """A TAP suite where every case must pass (net-env, demo, devmem-bind, nic-*)."""
     cases, plan = parse_tap(text)
@@ -296,10 +317,10 @@ def main():
             r = judge_kunit(text)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'nic-lifecycle', 'nic-hds',
                        'nic-filters', 'nic-jumbo', 'nic-rss'):
-            r = judge_plain(text)
+            r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)
-            r = note_retry(base, r)
+            r = note_leftover(base, note_retry(base, r), False)
         report(suite, *r)
 
     # A WARN, BUG or sanitizer report anywhere in the run fails it, even

@@ -341,6 +341,7 @@ suite_kselftest() { # path
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then
 		mv "$out" "$RESULTS/$name.attempt1"
+		tidy_nic "$RESULTS/$name.attempt1.leftover"
 		(cd "$dir" && exec timeout --foreground -k 10 "$TEST_TIMEOUT" "./$prog") >"$out" 2>&1
 		rc=$?
 	fi
@@ -349,9 +350,35 @@ suite_kselftest() { # path
 	return $rc
 }
 
+# What a suite left configured on the NIC for the next one to trip over:
+# flow steering rules and a user indirection table. A test that times out
+# leaves both when it kills ncdevmem, which undoes its configuration only on
+# its own way out (and a rule that goes through the RSS table keeps the
+# hash fields from changing). Written to FILE when there is any, then
+# undone.
+tidy_nic() { # file
+	local rules r table
+	[ -n "${NETIF:-}" ] || return 0
+	rules=$(ethtool -n "$NETIF" 2>/dev/null | sed -n 's/^Filter: \([0-9]*\)$/\1/p')
+	for r in $rules; do
+		echo "flow steering rule $r: $(ethtool -n "$NETIF" rule "$r" 2>&1 |
+			sed -n 's/^[[:space:]]*\(Rule Type\|Action\): //p' | paste -sd' ')" >>"$1"
+		ethtool -N "$NETIF" delete "$r"
+	done
+	table=$(ethtool -x "$NETIF" 2>/dev/null)
+	if [ "$table" != "$RXFH_BOOT" ]; then
+		echo "a user indirection table" >>"$1"
+		ethtool -X "$NETIF" default
+		# Reported once, should the channel count have changed.
+		RXFH_BOOT=$(ethtool -x "$NETIF" 2>/dev/null)
+	fi
+	return 0
+}
+
 mkdir -p "$RESULTS"
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 setup_net || echo "setup_net failed" >"$RESULTS/setup.err"
+RXFH_BOOT=$(ethtool -x "${NETIF:-lo}" 2>/dev/null)
 
 for suite in "$@"; do
 	name=${suite//\//_}
@@ -371,6 +398,8 @@ for suite in "$@"; do
 	esac >"$RESULTS/$name.tap" 2>&1
 	echo $? >"$RESULTS/$name.rc"
 	cat "$RESULTS/$name.tap"
+	tidy_nic "$RESULTS/$name.leftover"
+	[ -e "$RESULTS/$name.leftover" ] && log "$suite left: $(paste -sd';' "$RESULTS/$name.leftover")"
 done
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	# kmemleak reports only objects older than 5 s: let what the last

@@ -155,6 +155,17 @@ class Judge(unittest.TestCase):
         rc, out = judge({'d.py': first}, '', extra={'d.py.attempt1': first})
         self.assertEqual(rc, 1, out)
 
+    def test_leftover_is_reported(self):
+        tap = 'TAP version 13\n1..1\nok 1 devmem.check_rx\n'
+        left = 'flow steering rule 0: TCP over IPv6 Direct to queue 1\n'
+        rc, out = judge({'d.py': tap}, '', extra={'d.py.leftover': left})
+        self.assertEqual(rc, 0, out)
+        self.assertIn('LEFT: left flow steering rule 0: TCP over IPv6', out)
+        # Our own suites must undo what they set.
+        rc, out = judge({'nic-rss': tap}, '', extra={'nic-rss.leftover': left})
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL nic-rss', out)
+
     def test_truncated_tap_is_a_failure(self):
         text = 'TAP version 13\n1..3\nok 1 t.a\n'
         rc, out = judge({'t.py': text}, '')

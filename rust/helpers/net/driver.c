@@ -90,6 +90,12 @@ __rust_helper void *rust_helper_skb_put_data(struct sk_buff *skb,
 	return skb_put_data(skb, data, len);
 }
 
+__rust_helper int rust_helper_skb_cow_head(struct sk_buff *skb,
+					   unsigned int headroom)
+{
+	return skb_cow_head(skb, headroom);
+}
+
 __rust_helper int rust_helper_skb_tailroom(const struct sk_buff *skb)
 {
 	return skb_tailroom(skb);

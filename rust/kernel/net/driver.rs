@@ -213,8 +213,9 @@ impl ExactSizeIterator for HwAddrs<'_> {}
 /// Bytes of an Ethernet address.
 pub const ETH_ALEN: usize = 6;
 
-/// Offloads of a device (`netdev_features_t`), fixed: user space sees them
-/// on and cannot turn them off.
+/// Offloads of a device (`netdev_features_t`): fixed ones, which user
+/// space sees on and cannot turn off ([`Device::set_features`]), and ones
+/// it may turn off and on ([`Device::set_user_features`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features(u64);
 
@@ -236,6 +237,11 @@ impl Features {
     pub const RXHASH: Self = Self::bit(bindings::NETIF_F_RXHASH_BIT);
     /// Steers flows by ethtool rules (`NETIF_F_NTUPLE`).
     pub const NTUPLE: Self = Self::bit(bindings::NETIF_F_NTUPLE_BIT);
+    /// Segments TCP over IPv4 (`NETIF_F_TSO`); see
+    /// [`SkBuff::prepare_tso`](super::skbuff::SkBuff::prepare_tso).
+    pub const TSO: Self = Self::bit(bindings::NETIF_F_TSO_BIT);
+    /// Segments TCP over IPv6 (`NETIF_F_TSO6`).
+    pub const TSO6: Self = Self::bit(bindings::NETIF_F_TSO6_BIT);
 }
 
 impl core::ops::BitOr for Features {
@@ -525,6 +531,14 @@ pub struct TxQueueStats {
     pub stop: Option<u64>,
     /// Times the driver woke it.
     pub wake: Option<u64>,
+    /// Packets the device segmented (TSO).
+    pub hw_gso_packets: Option<u64>,
+    /// Their bytes, before segmentation.
+    pub hw_gso_bytes: Option<u64>,
+    /// The segments they made.
+    pub hw_gso_wire_packets: Option<u64>,
+    /// The segments' bytes, headers included.
+    pub hw_gso_wire_bytes: Option<u64>,
 }
 
 /// Adds a counter to a total, if the counter is kept.
@@ -573,6 +587,10 @@ impl TxQueueStats {
         sum_counter(&mut self.needs_csum, o.needs_csum);
         sum_counter(&mut self.stop, o.stop);
         sum_counter(&mut self.wake, o.wake);
+        sum_counter(&mut self.hw_gso_packets, o.hw_gso_packets);
+        sum_counter(&mut self.hw_gso_bytes, o.hw_gso_bytes);
+        sum_counter(&mut self.hw_gso_wire_packets, o.hw_gso_wire_packets);
+        sum_counter(&mut self.hw_gso_wire_bytes, o.hw_gso_wire_bytes);
     }
 
     /// As [`RxQueueStats::write`].
@@ -583,6 +601,10 @@ impl TxQueueStats {
         set_counter(&mut raw.needs_csum, self.needs_csum);
         set_counter(&mut raw.stop, self.stop);
         set_counter(&mut raw.wake, self.wake);
+        set_counter(&mut raw.hw_gso_packets, self.hw_gso_packets);
+        set_counter(&mut raw.hw_gso_bytes, self.hw_gso_bytes);
+        set_counter(&mut raw.hw_gso_wire_packets, self.hw_gso_wire_packets);
+        set_counter(&mut raw.hw_gso_wire_bytes, self.hw_gso_wire_bytes);
     }
 }
 
@@ -866,6 +888,23 @@ impl<T> Device<T> {
         // SAFETY: not registered, per the caller: no one reads the fields
         // concurrently.
         unsafe {
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Gives the device offloads that user space may turn off and on
+    /// (`ethtool -K`), on to begin with: offloads the stack uses or not
+    /// packet by packet, which need no change in the device.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Device::set_queue_mgmt`].
+    pub unsafe fn set_user_features(&self, f: Features) {
+        let raw = self.0.as_raw();
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*raw).hw_features |= f.0;
             (*raw).features |= f.0;
             (*raw).vlan_features |= f.0;
         }

@@ -64,6 +64,77 @@ pub struct CsumOffload {
     pub tcp: bool,
 }
 
+/// A TCP packet longer than the MTU that the device is to cut into
+/// segments (TSO): what [`SkBuff::prepare_tso`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tso {
+    /// The checksums every segment needs.
+    pub csum: CsumOffload,
+    /// The headers every segment repeats: up to the end of TCP's.
+    pub hdr_len: u32,
+    /// Payload bytes per segment, the last excepted (`gso_size`).
+    pub mss: u32,
+    /// The segments it makes (`gso_segs`).
+    pub segs: u32,
+}
+
+impl Tso {
+    /// The bytes the segments put on the wire: the packet's, plus the
+    /// headers each segment after the first repeats.
+    pub fn wire_len(&self, len: u32) -> u32 {
+        len.saturating_add(self.segs.saturating_sub(1).saturating_mul(self.hdr_len))
+    }
+}
+
+/// Takes `len`, as a TCP pseudo-header counts it, out of the checksum seed
+/// `seed` (the one's complement sum the stack left in the TCP header),
+/// both in network order; the result keeps the representation
+/// `csum_replace_by_diff()` gives.
+fn csum_sub_len(seed: u16, len: u32) -> u16 {
+    // Adding the complement subtracts: a 32-bit sum with the carry folded
+    // back in, then folded to 16 bits and complemented.
+    let (sum, carry) = len.overflowing_add(!u32::from(seed));
+    let sum = sum + u32::from(carry);
+    let sum = (sum & 0xffff) + (sum >> 16);
+    let sum = (sum & 0xffff) + (sum >> 16);
+    // CAST: folded into 16 bits above.
+    !(sum as u16)
+}
+
+/// Readies the headers of a TCP packet of `len` bytes at the start of
+/// `head` for a device to segment: zeroes the IP length (and the IPv4
+/// header checksum), which the device writes per segment, and takes the
+/// TCP length out of the checksum seed, which the device adds per segment.
+/// Returns the length of the headers.
+fn tso_headers(head: &mut [u8], c: &CsumOffload, len: u32) -> Result<u32> {
+    // CAST: offsets into the linear part, which is below 4 GiB.
+    let (l3, l4) = (c.l3_offset as usize, c.l4_offset as usize);
+    let doff = usize::from(head.get(l4 + 12).ok_or(EINVAL)? >> 4) * 4;
+    let hdr_len = l4 + doff;
+    if doff < 20 || hdr_len > head.len() || l4 < l3 {
+        return Err(EINVAL);
+    }
+    let zero = |head: &mut [u8], at: usize| -> Result {
+        head.get_mut(at..at + 2).ok_or(EINVAL)?.fill(0);
+        Ok(())
+    };
+    if c.ipv4 {
+        // Total length, header checksum.
+        zero(head, l3 + 2)?;
+        zero(head, l3 + 10)?;
+    } else {
+        // Payload length.
+        zero(head, l3 + 4)?;
+    }
+    let check = head.get_mut(l4 + 16..l4 + 18).ok_or(EINVAL)?;
+    let seed = u16::from_be_bytes([check[0], check[1]]);
+    // CAST: as above.
+    let tcp_len = len.checked_sub(l4 as u32).ok_or(EINVAL)?;
+    check.copy_from_slice(&csum_sub_len(seed, tcp_len).to_be_bytes());
+    // CAST: at most `head.len()`.
+    Ok(hdr_len as u32)
+}
+
 /// How a [`TxMap`] was made, and so how it is undone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MapKind {
@@ -282,6 +353,60 @@ impl SkBuff {
         })
     }
 
+    /// If the stack handed over a TCP packet for the device to segment
+    /// (`skb_is_gso`), readies its headers the way devices that write each
+    /// segment's lengths and finish its checksums want them (as Intel's
+    /// do): the IP length fields and the IPv4 header checksum zeroed, the
+    /// TCP checksum seed without the TCP length. Says how to segment it.
+    ///
+    /// Copies the headers first when they are shared (`skb_cow_head`),
+    /// which fails with `ENOMEM`. Fails with `EINVAL` for a packet that is
+    /// not TCP over IPv4 or IPv6 with its headers in the linear part.
+    pub fn prepare_tso(&mut self) -> Result<Option<Tso>> {
+        // SAFETY: the buffer is valid; its shared info follows its data.
+        let (mss, segs, kind) = unsafe {
+            let sh = &*bindings::skb_shinfo(self.as_raw());
+            (sh.gso_size, sh.gso_segs, sh.gso_type)
+        };
+        if mss == 0 {
+            return Ok(None);
+        }
+        // CAST: flags of `enum skb_gso_type`, in `gso_type`'s unsigned int.
+        let tcp = (bindings::SKB_GSO_TCPV4 | bindings::SKB_GSO_TCPV6) as u32;
+        if kind & tcp == 0 {
+            return Err(EINVAL);
+        }
+        let csum = self.csum_offload().filter(|c| c.tcp).ok_or(EINVAL)?;
+        // SAFETY: the buffer is valid and ours.
+        to_result(unsafe { bindings::skb_cow_head(self.as_raw(), 0) })?;
+        let len = self.len();
+        // SAFETY: the linear part is `headlen` bytes at `data`, and, after
+        // `skb_cow_head`, this packet's alone to write.
+        let head = unsafe {
+            core::slice::from_raw_parts_mut((*self.as_raw()).data, self.headlen() as usize)
+        };
+        let hdr_len = tso_headers(head, &csum, len)?;
+        Ok(Some(Tso {
+            csum,
+            hdr_len,
+            mss: mss.into(),
+            segs: segs.into(),
+        }))
+    }
+
+    /// How many pieces of at most `max` bytes the packet's linear part and
+    /// frags make: the transmit descriptors it takes when each holds at
+    /// most `max` bytes.
+    pub fn tx_pieces(&self, max: u32) -> usize {
+        let max = max.max(1);
+        // CAST: u32 to usize is lossless on Linux.
+        let pieces = |len: u32| len.div_ceil(max) as usize;
+        // SAFETY: the buffer is valid; its shared info follows its data.
+        let shinfo = unsafe { &*bindings::skb_shinfo(self.as_raw()) };
+        let frags = shinfo.frags.iter().take(usize::from(shinfo.nr_frags));
+        pieces(self.headlen()) + frags.map(|f| pieces(f.len)).sum::<usize>()
+    }
+
     /// Maps the packet for `dev` to read: the linear part (unless empty),
     /// then each frag; `net_iov` frags have their provider's addresses.
     /// Hands each part to `f` in order. Stops at the first error (of the
@@ -490,5 +615,107 @@ impl Drop for SkBuff {
                 DropReason::NotSpecified as bindings::skb_drop_reason,
             )
         }
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_skbuff)]
+mod tests {
+    use super::*;
+
+    /// The seed the stack leaves in a TCP header for checksum offload: the
+    /// folded sum of the IPv4 pseudo-header 192.0.2.1 > 192.0.2.2 with TCP
+    /// length `len`.
+    fn seed(len: u32) -> u16 {
+        let words = [0xc000, 0x0201, 0xc000, 0x0202, 6, len >> 16, len & 0xffff];
+        let mut sum: u32 = words.iter().sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        // CAST: folded into 16 bits.
+        sum as u16
+    }
+
+    #[test]
+    fn the_tcp_length_leaves_the_checksum_seed() {
+        for len in [20, 1480, 40_000, 65_515, 70_000] {
+            assert_eq!(csum_sub_len(seed(len), len), seed(0));
+        }
+    }
+
+    /// An Ethernet, IPv4 and TCP header (32 bytes of it: options) of a
+    /// packet of `len` bytes, as the stack hands it over for TSO.
+    fn tcp4(len: u32) -> [u8; 66] {
+        let mut h = [0u8; 66];
+        h[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        h[14] = 0x45;
+        // CAST: test values below 64 KiB.
+        h[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
+        h[23] = 6;
+        h[24..26].copy_from_slice(&0xabcdu16.to_be_bytes());
+        h[34 + 12] = 8 << 4;
+        h[34 + 16..34 + 18].copy_from_slice(&seed(len - 34).to_be_bytes());
+        h
+    }
+
+    const CSUM4: CsumOffload = CsumOffload {
+        l3_offset: 14,
+        l4_offset: 34,
+        ipv4: true,
+        tcp: true,
+    };
+
+    #[test]
+    fn tso_zeroes_the_ipv4_lengths_and_reseeds_tcp() -> Result {
+        let mut h = tcp4(30_000);
+        assert_eq!(tso_headers(&mut h, &CSUM4, 30_000)?, 66);
+        assert_eq!(h[16..18], [0, 0]);
+        assert_eq!(h[24..26], [0, 0]);
+        assert_eq!(h[50..52], seed(0).to_be_bytes());
+        // The rest is left alone.
+        assert_eq!(h[14], 0x45);
+        assert_eq!(h[46], 8 << 4);
+        Ok(())
+    }
+
+    #[test]
+    fn tso_zeroes_the_ipv6_payload_length() -> Result {
+        let mut h = [0u8; 74];
+        h[14] = 0x60;
+        h[18..20].copy_from_slice(&1000u16.to_be_bytes());
+        h[20] = 6;
+        h[54 + 12] = 5 << 4;
+        let c = CsumOffload {
+            l3_offset: 14,
+            l4_offset: 54,
+            ipv4: false,
+            tcp: true,
+        };
+        assert_eq!(tso_headers(&mut h, &c, 1074)?, 74);
+        assert_eq!(h[18..20], [0, 0]);
+        assert_eq!(h[20], 6);
+        Ok(())
+    }
+
+    #[test]
+    fn tso_refuses_headers_beyond_the_linear_part() {
+        let mut h = tcp4(30_000);
+        // The TCP header says 32 bytes; the linear part ends 2 short.
+        assert_eq!(tso_headers(&mut h[..64], &CSUM4, 30_000), Err(EINVAL));
+        let mut h = tcp4(30_000);
+        h[46] = 4 << 4;
+        assert_eq!(tso_headers(&mut h, &CSUM4, 30_000), Err(EINVAL));
+        // Nothing was written on the way out.
+        assert_eq!(h[16..18], 29_986u16.to_be_bytes());
+    }
+
+    #[test]
+    fn wire_length_repeats_the_headers() {
+        let t = Tso {
+            csum: CSUM4,
+            hdr_len: 66,
+            mss: 1448,
+            segs: 3,
+        };
+        assert_eq!(t.wire_len(66 + 3 * 1448), 3 * (66 + 1448));
     }
 }

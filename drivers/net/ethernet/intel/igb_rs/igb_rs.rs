@@ -153,6 +153,11 @@ pub(crate) struct QueuePair {
     tx_stops: Atomic<u64>,
     /// Times completions woke it again.
     tx_wakes: Atomic<u64>,
+    /// Frames the device segmented, their bytes, and the segments'.
+    tso_packets: Atomic<u64>,
+    tso_bytes: Atomic<u64>,
+    tso_wire_packets: Atomic<u64>,
+    tso_wire_bytes: Atomic<u64>,
 }
 
 impl QueuePair {
@@ -175,6 +180,10 @@ impl QueuePair {
             tx_dropped: Atomic::new(0),
             tx_stops: Atomic::new(0),
             tx_wakes: Atomic::new(0),
+            tso_packets: Atomic::new(0),
+            tso_bytes: Atomic::new(0),
+            tso_wire_packets: Atomic::new(0),
+            tso_wire_bytes: Atomic::new(0),
         })
     }
 
@@ -206,6 +215,10 @@ impl QueuePair {
             hw_drops: Some(self.tx_dropped.load(Relaxed)),
             stop: Some(self.tx_stops.load(Relaxed)),
             wake: Some(self.tx_wakes.load(Relaxed)),
+            hw_gso_packets: Some(self.tso_packets.load(Relaxed)),
+            hw_gso_bytes: Some(self.tso_bytes.load(Relaxed)),
+            hw_gso_wire_packets: Some(self.tso_wire_packets.load(Relaxed)),
+            hw_gso_wire_bytes: Some(self.tso_wire_bytes.load(Relaxed)),
             ..Default::default()
         }
     }
@@ -829,12 +842,18 @@ impl Operations for Nic {
         };
         let mut tx = q.tx.lock();
         match tx.push(nic.bound(), skb) {
-            Ok((tail, len)) => {
+            Ok(sent) => {
                 // SAFETY: in `start_xmit`, which holds the queue's lock.
-                unsafe { dev.tx_sent(qi, len) };
-                nic.wr(txq(q.idx) + Q_TAIL, tail);
-                q.tx_packets.add(1, Relaxed);
-                q.tx_bytes.add(u64::from(len), Relaxed);
+                unsafe { dev.tx_sent(qi, sent.bytes) };
+                nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
+                q.tx_packets.add(sent.segs.into(), Relaxed);
+                q.tx_bytes.add(sent.bytes.into(), Relaxed);
+                if let Some(len) = sent.tso_len {
+                    q.tso_packets.add(1, Relaxed);
+                    q.tso_bytes.add(len.into(), Relaxed);
+                    q.tso_wire_packets.add(sent.segs.into(), Relaxed);
+                    q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
+                }
                 if tx.unused() < ring::TX_FRAME_MAX {
                     q.complete_tx(dev, &mut tx, 0);
                     if tx.unused() < ring::TX_FRAME_MAX {
@@ -1218,6 +1237,10 @@ impl QueueStats for Nic {
             hw_drops: Some(0),
             stop: Some(0),
             wake: Some(0),
+            hw_gso_packets: Some(0),
+            hw_gso_bytes: Some(0),
+            hw_gso_wire_packets: Some(0),
+            hw_gso_wire_bytes: Some(0),
             ..Default::default()
         };
         for q in nic.queues.get(nic.active().len()..).unwrap_or(&[]) {
@@ -1387,6 +1410,7 @@ impl pci::Driver for IgbRs {
                                 | Features::RXHASH
                                 | Features::NTUPLE,
                         );
+                        dev.set_user_features(Features::TSO | Features::TSO6);
                         dev.set_netmem_tx();
                         dev.set_unicast_filter();
                         dev.set_mtu_range(MIN_MTU, MAX_MTU);

@@ -193,10 +193,17 @@ pub(crate) const TXD_DCMD_EOP: u32 = 1 << 24;
 pub(crate) const TXD_DCMD_IFCS: u32 = 1 << 25;
 pub(crate) const TXD_DCMD_RS: u32 = 1 << 27;
 pub(crate) const TXD_DCMD_DEXT: u32 = 1 << 29;
+/// Segment the frame (TCP segmentation offload).
+pub(crate) const TXD_DCMD_TSE: u32 = 1 << 31;
 pub(crate) const TXD_PAYLEN_SHIFT: u32 = 14;
 pub(crate) const TXD_STAT_DD: u32 = 1 << 0;
 /// Fill in the TCP or UDP checksum (POPTS.TXSM, in olinfo_status).
 pub(crate) const TXD_POPTS_TXSM: u32 = 1 << 9;
+/// Fill in the IPv4 header checksum (POPTS.IXSM).
+pub(crate) const TXD_POPTS_IXSM: u32 = 1 << 8;
+/// The most bytes one data descriptor sends (DTALEN is 16 bits; like the
+/// C igb, keep to 32 KiB).
+pub(crate) const TXD_MAX_DATA: u32 = 1 << 15;
 // Advanced TX context descriptor.
 pub(crate) const TXD_DTYP_CTXT: u32 = 0x0020_0000;
 /// vlan_macip_lens: the IP header's offset (MACLEN), above its length.
@@ -204,3 +211,6 @@ pub(crate) const TXC_MACLEN_SHIFT: u32 = 9;
 /// type_tucmd_mlhl: IPv4 (else IPv6), TCP (else UDP).
 pub(crate) const TXC_TUCMD_IPV4: u32 = 0x400;
 pub(crate) const TXC_TUCMD_L4T_TCP: u32 = 0x800;
+/// mss_l4len_idx: the TCP header's length, and the segments' payload.
+pub(crate) const TXC_L4LEN_SHIFT: u32 = 8;
+pub(crate) const TXC_MSS_SHIFT: u32 = 16;

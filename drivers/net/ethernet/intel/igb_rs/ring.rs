@@ -631,6 +631,8 @@ struct TxSlot {
     /// On a frame's first descriptor: its last one, whose write-back says
     /// the frame was sent.
     eop: usize,
+    /// On a frame's first descriptor: its bytes on the wire.
+    bytes: u32,
 }
 
 /// The transmit ring: frames are sent from where they are, mapped for the
@@ -643,6 +645,18 @@ pub(crate) struct TxRing {
     next_to_use: usize,
     /// The first descriptor of the oldest frame not known to be sent.
     next_to_clean: usize,
+}
+
+/// A frame put on the ring.
+pub(crate) struct Sent {
+    /// The tail to write.
+    pub(crate) tail: u32,
+    /// Its bytes on the wire, the headers of every segment counted.
+    pub(crate) bytes: u32,
+    /// The frames it makes on the wire.
+    pub(crate) segs: u32,
+    /// When the device segments it: its length before.
+    pub(crate) tso_len: Option<u32>,
 }
 
 /// Why a frame was not put on the ring.
@@ -736,18 +750,33 @@ impl TxRing {
     }
 
     /// Puts `skb` on the ring for `dev`: a context descriptor if the device
-    /// is to fill in a checksum, then a data descriptor per piece. Returns
-    /// the tail to write and the length sent.
-    pub(crate) fn push(&mut self, dev: &Device<Bound>, skb: SkBuff) -> Result<(u32, u32), TxError> {
+    /// is to fill in a checksum or segment the frame (TSO), then data
+    /// descriptors, at most [`TXD_MAX_DATA`] bytes each.
+    pub(crate) fn push(&mut self, dev: &Device<Bound>, mut skb: SkBuff) -> Result<Sent, TxError> {
         let csum = skb.csum_offload();
-        let pieces = skb.nr_frags() as usize + usize::from(skb.headlen() > 0);
-        if pieces + usize::from(csum.is_some()) > self.unused() {
+        let ctx = usize::from(csum.is_some());
+        let pieces = skb.tx_pieces(TXD_MAX_DATA);
+        // Before `prepare_tso` rewrites headers: a full ring hands the
+        // frame back to the stack, to come again.
+        if pieces + ctx > self.unused() {
             return Err(TxError::Full(skb));
         }
+        let tso = match skb.prepare_tso() {
+            Ok(tso) => tso,
+            Err(e) => {
+                skb.drop_reason(if e == ENOMEM {
+                    DropReason::NoMem
+                } else {
+                    DropReason::NotSpecified
+                });
+                return Err(TxError::Dropped);
+            }
+        };
         let len = skb.len();
         let first = self.next_to_use;
         let mut i = first;
         let mut olinfo = len << TXD_PAYLEN_SHIFT;
+        let mut tse = 0;
         if let Some(c) = csum {
             let macip = (c.l3_offset << TXC_MACLEN_SHIFT) | (c.l4_offset - c.l3_offset);
             let mut tucmd = TXD_DTYP_CTXT | TXD_DCMD_DEXT;
@@ -757,27 +786,51 @@ impl TxRing {
             if c.tcp {
                 tucmd |= TXC_TUCMD_L4T_TCP;
             }
-            let ctx = u64::from(macip);
-            if self.write(i, ctx, tucmd, 0).is_err() {
+            olinfo |= TXD_POPTS_TXSM;
+            let mut mss_l4len = 0;
+            if let Some(t) = tso {
+                mss_l4len =
+                    ((t.hdr_len - c.l4_offset) << TXC_L4LEN_SHIFT) | (t.mss << TXC_MSS_SHIFT);
+                // PAYLEN counts what the segments share out, not the
+                // headers.
+                olinfo = ((len - t.hdr_len) << TXD_PAYLEN_SHIFT) | TXD_POPTS_TXSM;
+                if c.ipv4 {
+                    olinfo |= TXD_POPTS_IXSM;
+                }
+                tse = TXD_DCMD_TSE;
+            }
+            if self.write(i, macip.into(), tucmd, mss_l4len).is_err() {
                 skb.drop_reason(DropReason::NotSpecified);
                 return Err(TxError::Dropped);
             }
-            olinfo |= TXD_POPTS_TXSM;
             i = self.next(i);
         }
         let mut last = None;
         let mut left = pieces;
         let mapped = skb.map_for_tx(dev, |m| {
-            left = left.saturating_sub(1);
-            let mut cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | m.len();
-            if left == 0 {
-                // The frame's last piece: report it sent.
-                cmd |= TXD_DCMD_EOP | TXD_DCMD_RS;
+            let (mut addr, mut rest) = (m.addr(), m.len());
+            if rest == 0 {
+                // SAFETY: mapped for `dev` just now; the device never saw
+                // it.
+                unsafe { m.unmap(dev) };
+                return Ok(());
             }
-            self.write(i, m.addr(), cmd, olinfo)?;
+            // The mapping is undone with the piece's first descriptor.
             self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
-            last = Some(i);
-            i = self.next(i);
+            while rest > 0 {
+                let n = rest.min(TXD_MAX_DATA);
+                left = left.saturating_sub(1);
+                let mut cmd = TXD_DTYP_DATA | TXD_DCMD_DEXT | TXD_DCMD_IFCS | tse | n;
+                if left == 0 {
+                    // The frame's last piece: report it sent.
+                    cmd |= TXD_DCMD_EOP | TXD_DCMD_RS;
+                }
+                self.write(i, addr, cmd, olinfo)?;
+                last = Some(i);
+                i = self.next(i);
+                addr += u64::from(n);
+                rest -= n;
+            }
             Ok(())
         });
         // Every piece went on the ring, the last with EOP.
@@ -785,21 +838,31 @@ impl TxRing {
         let last = match done {
             Ok(last) => last,
             Err(_) => {
-                self.unmap(dev, first, i);
+                // Through `i`: a piece's mapping goes on its first slot
+                // before its descriptors are written.
+                let end = self.next(i);
+                self.unmap(dev, first, end);
                 skb.drop_reason(DropReason::NoMem);
                 return Err(TxError::Dropped);
             }
         };
+        let bytes = tso.map_or(len, |t| t.wire_len(len));
         if let Some(slot) = self.slots.get_mut(first) {
             slot.skb = Some(skb);
             slot.eop = last;
+            slot.bytes = bytes;
         }
         self.next_to_use = i;
         // The descriptors reach memory before the tail write hands them
         // over.
         dma_mb(Write);
-        // CAST: below RING_MAX.
-        Ok((i as u32, len))
+        Ok(Sent {
+            // CAST: below RING_MAX.
+            tail: i as u32,
+            bytes,
+            segs: tso.map_or(1, |t| t.segs),
+            tso_len: tso.map(|_| len),
+        })
     }
 
     /// Frees the frames the device sent (`budget` as NAPI gives it, 0
@@ -821,10 +884,13 @@ impl TxRing {
                 Ok(st) if st & TXD_STAT_DD != 0 => {}
                 _ => break,
             }
-            let skb = self.slots.get_mut(first).and_then(|s| s.skb.take());
+            let (skb, sent) = self
+                .slots
+                .get_mut(first)
+                .map_or((None, 0), |s| (s.skb.take(), s.bytes));
             self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
-                bytes = bytes.wrapping_add(skb.len());
+                bytes = bytes.wrapping_add(sent);
                 skb.napi_consume(budget);
             }
             self.next_to_clean = self.next(eop);

@@ -236,7 +236,7 @@ suite_nic_lifecycle() {
 	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..25"
+	echo "1..26"
 	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
 	pinger=$!
 	t "link down under traffic" ip link set "$NETIF" down
@@ -246,6 +246,8 @@ suite_nic_lifecycle() {
 	t "ethtool -g reports 64 and 128" ring_sizes_are 64 128
 	t "ping after -G" readdr_ping
 	t "ethtool -G rx 100: rounded to 104" sh -c "ethtool -G $NETIF rx 100 &&
+		ethtool -g $NETIF | grep -A1 Current | grep -q 'RX:[[:space:]]*104'"
+	t "ethtool -G rx 32: refused, ring unchanged" sh -c "! ethtool -G $NETIF rx 32 &&
 		ethtool -g $NETIF | grep -A1 Current | grep -q 'RX:[[:space:]]*104'"
 	t "unbind $drv under traffic" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/unbind"
 	t "bind $drv again" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/bind &&

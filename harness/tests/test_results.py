@@ -123,6 +123,13 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('SKIP check_rx: Test requires devmem support (claimed)', out)
 
+    def test_xfail_of_claimed_case_is_a_failure(self):
+        tap = ('TAP version 13\n1..1\n'
+               'ok 1 r.reconfig_tx_stall # XFAIL could not build qdisc backlog\n')
+        rc, out = judge({'r.py': tap}, 'r.py reconfig_tx_stall pass\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('reconfig_tx_stall', out)
+
     def test_variants_are_told_apart(self):
         text = textwrap.dedent('''\
             TAP version 13

@@ -21,9 +21,9 @@ __rust_helper bool rust_helper_netif_carrier_ok(const struct net_device *dev)
 	return netif_carrier_ok(dev);
 }
 
-__rust_helper void rust_helper_netif_tx_start_all_queues(struct net_device *dev)
+__rust_helper void rust_helper_netif_tx_wake_all_queues(struct net_device *dev)
 {
-	netif_tx_start_all_queues(dev);
+	netif_tx_wake_all_queues(dev);
 }
 
 __rust_helper void rust_helper_netif_stop_subqueue(struct net_device *dev,

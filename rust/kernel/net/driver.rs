@@ -758,11 +758,13 @@ impl<T> Device<T> {
         unsafe { bindings::netif_carrier_ok(self.0.as_raw()) }
     }
 
-    /// Lets the stack send on every transmit queue
-    /// (`netif_tx_start_all_queues`).
-    pub fn start_all_queues(&self) {
+    /// Lets the stack send on every transmit queue, and runs the queues'
+    /// qdiscs, which may hold packets from before the queues stopped
+    /// (`netif_tx_wake_all_queues`; `netif_tx_start_all_queues` would
+    /// leave such a backlog waiting for the next packet).
+    pub fn wake_all_queues(&self) {
         // SAFETY: a live device.
-        unsafe { bindings::netif_tx_start_all_queues(self.0.as_raw()) }
+        unsafe { bindings::netif_tx_wake_all_queues(self.0.as_raw()) }
     }
 
     /// Stops every transmit queue (`netif_tx_stop_all_queues`).

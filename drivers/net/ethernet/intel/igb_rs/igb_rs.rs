@@ -146,6 +146,8 @@ pub(crate) struct QueuePair {
     rx_packets: Atomic<u64>,
     rx_bytes: Atomic<u64>,
     rx_dropped: Atomic<u64>,
+    /// Times refilling the ring found a page pool empty.
+    rx_alloc_fail: Atomic<u64>,
     tx_packets: Atomic<u64>,
     tx_bytes: Atomic<u64>,
     tx_dropped: Atomic<u64>,
@@ -175,6 +177,7 @@ impl QueuePair {
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
+            rx_alloc_fail: Atomic::new(0),
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
@@ -203,6 +206,7 @@ impl QueuePair {
             packets: Some(self.rx_packets.load(Relaxed)),
             bytes: Some(self.rx_bytes.load(Relaxed)),
             hw_drops: Some(self.rx_dropped.load(Relaxed)),
+            alloc_fail: Some(self.rx_alloc_fail.load(Relaxed)),
             ..Default::default()
         }
     }
@@ -272,14 +276,15 @@ impl Poll for QueuePair {
         if let Some(tail) = tail {
             nic.wr(rxq(this.idx) + Q_TAIL, tail);
         }
+        this.rx_packets.add(done.packets, Relaxed);
+        this.rx_bytes.add(done.bytes, Relaxed);
+        this.rx_dropped.add(done.dropped, Relaxed);
+        this.rx_alloc_fail.add(done.alloc_fail, Relaxed);
         if done.starved {
             // No buffer to receive into, so no interrupt will come: poll
             // until the pool has memory again.
             return budget;
         }
-        this.rx_packets.add(done.packets, Relaxed);
-        this.rx_bytes.add(done.bytes, Relaxed);
-        this.rx_dropped.add(done.dropped, Relaxed);
         // CAST: at most `budget`.
         let work = done.packets as i32 + done.dropped as i32;
         if work < budget && napi.complete_done(work) {
@@ -793,7 +798,9 @@ impl Operations for Nic {
         if nic.link_up() {
             dev.carrier_on();
         }
-        dev.start_all_queues();
+        // Wake, not start: `open` also brings the device back from new
+        // rings or channels, and the qdiscs may have packets waiting.
+        dev.wake_all_queues();
         Ok(())
     }
 
@@ -922,14 +929,16 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_ringparam(
-        dev: &Device<Self>,
-        ring: &ethtool::RingParam,
-        _extack: &ExtAck<'_>,
-    ) -> Result {
+    fn set_ringparam(dev: &Device<Self>, ring: &ethtool::RingParam, extack: &ExtAck<'_>) -> Result {
         let nic = dev.data();
-        // Sizes the device cannot take are rounded to ones it can, as the
-        // C igb does; the core refused any above the maximum.
+        // Below the minimum is refused, so that a size accepted is the size
+        // set (the C igb raises it); the core refused any above the
+        // maximum. Within, sizes round up to a multiple of 8, as the
+        // device takes them.
+        if ring.rx_pending < ring::RING_MIN || ring.tx_pending < ring::RING_MIN {
+            extack.set_msg(c"igb_rs: a ring takes at least 64 descriptors");
+            return Err(EINVAL);
+        }
         let sizes = (
             ring::ring_size(ring.rx_pending),
             ring::ring_size(ring.tx_pending),
@@ -1229,6 +1238,7 @@ impl QueueStats for Nic {
             packets: Some(0),
             bytes: Some(0),
             hw_drops: Some(0),
+            alloc_fail: Some(0),
             ..Default::default()
         };
         let mut tx = TxQueueStats {

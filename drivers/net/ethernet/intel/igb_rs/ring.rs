@@ -226,6 +226,8 @@ pub(crate) struct RxDone {
     pub(crate) packets: u64,
     pub(crate) bytes: u64,
     pub(crate) dropped: u64,
+    /// Times a pool had no buffer to give.
+    pub(crate) alloc_fail: u64,
     /// The pools gave no buffer for any descriptor: nothing will arrive
     /// (and interrupt) until memory comes back, so keep polling.
     pub(crate) starved: bool,
@@ -364,8 +366,9 @@ impl RxRing {
     }
 
     /// Arms free descriptors with new buffers while the pools have them.
-    /// Returns whether it armed any.
-    fn refill(&mut self) -> Result<bool> {
+    /// Returns whether it armed any, and whether a pool failed to give a
+    /// buffer.
+    fn refill(&mut self) -> Result<(bool, bool)> {
         let mut any = false;
         while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
@@ -374,7 +377,9 @@ impl RxRing {
             } else {
                 self.pool.alloc()
             };
-            let Some(buf) = buf else { break };
+            let Some(buf) = buf else {
+                return Ok((any, true));
+            };
             let slot = self.hdrs.get_mut(i).ok_or(EINVAL)?;
             // A frame's later descriptors leave their header buffers
             // unused, in their slots.
@@ -382,7 +387,7 @@ impl RxRing {
                 if let Some(p) = &mut self.hdr_pool {
                     match p.alloc_frag(HDR_SIZE) {
                         Some(h) => *slot = Some(h),
-                        None => break,
+                        None => return Ok((any, true)),
                     }
                 }
             }
@@ -392,7 +397,7 @@ impl RxRing {
             self.armed += 1;
             any = true;
         }
-        Ok(any)
+        Ok((any, false))
     }
 
     /// Rewrites every armed descriptor (the device may have written some
@@ -585,7 +590,8 @@ impl RxRing {
                 Err(_) => done.dropped += 1,
             }
         }
-        let armed = self.refill().unwrap_or(false);
+        let (armed, short) = self.refill().unwrap_or((false, false));
+        done.alloc_fail = short.into();
         done.starved = self.armed == 0;
         // CAST: below RING_MAX.
         (done, armed.then_some(self.next_to_fill as u32))

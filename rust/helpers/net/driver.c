@@ -129,6 +129,17 @@ __rust_helper void rust_helper_skb_add_rx_frag_netmem(struct sk_buff *skb, int i
 	skb_add_rx_frag_netmem(skb, i, netmem, off, size, truesize);
 }
 
+__rust_helper void rust_helper_skb_reserve(struct sk_buff *skb, int len)
+{
+	skb_reserve(skb, len);
+}
+
+__rust_helper void *rust_helper___skb_put(struct sk_buff *skb,
+					  unsigned int len)
+{
+	return __skb_put(skb, len);
+}
+
 __rust_helper void rust_helper_skb_mark_for_recycle(struct sk_buff *skb)
 {
 	skb_mark_for_recycle(skb);
@@ -187,10 +198,16 @@ rust_helper_netdev_get_tx_queue(const struct net_device *dev,
 	return netdev_get_tx_queue(dev, index);
 }
 
-__rust_helper void rust_helper_netdev_tx_sent_queue(struct netdev_queue *q,
-						    unsigned int bytes)
+__rust_helper bool rust_helper___netdev_tx_sent_queue(struct netdev_queue *q,
+						      unsigned int bytes,
+						      bool xmit_more)
 {
-	netdev_tx_sent_queue(q, bytes);
+	return __netdev_tx_sent_queue(q, bytes, xmit_more);
+}
+
+__rust_helper bool rust_helper_netdev_xmit_more(void)
+{
+	return netdev_xmit_more();
 }
 
 __rust_helper void

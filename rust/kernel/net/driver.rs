@@ -798,18 +798,24 @@ impl<T> Device<T> {
     }
 
     /// Tells byte queue limits that `bytes` went on transmit queue `idx`'s
-    /// ring (`netdev_tx_sent_queue`); BQL stops the queue when too much is
-    /// in flight, until [`Device::tx_completed`] says enough was sent.
+    /// ring (`__netdev_tx_sent_queue`); BQL stops the queue when too much
+    /// is in flight, until [`Device::tx_completed`] says enough was sent.
+    /// `more` is [`xmit_more`]: the stack has another frame for the queue
+    /// right away. Returns whether the driver must tell the device about
+    /// the frames queued so far now (write the ring's tail): when nothing
+    /// more follows, or the queue is stopped (by BQL or the driver), so
+    /// that no later call would.
     ///
     /// # Safety
     ///
     /// Not concurrent with another `tx_sent` or a [`Device::tx_reset`] of
     /// the queue: called from `start_xmit`, which holds the queue's lock.
-    pub unsafe fn tx_sent(&self, idx: u16, bytes: u32) {
-        if let Some(q) = self.tx_queue(idx) {
+    pub unsafe fn tx_sent(&self, idx: u16, bytes: u32, more: bool) -> bool {
+        match self.tx_queue(idx) {
             // SAFETY: a queue of the device; the only sender, per the
             // caller.
-            unsafe { bindings::netdev_tx_sent_queue(q, bytes) }
+            Some(q) => unsafe { bindings::__netdev_tx_sent_queue(q, bytes, more) },
+            None => true,
         }
     }
 
@@ -1046,6 +1052,16 @@ impl<T> core::ops::Deref for Device<T> {
 pub fn rss_key_fill(key: &mut [u8]) {
     // SAFETY: `key` is writable for its length.
     unsafe { bindings::netdev_rss_key_fill(key.as_mut_ptr().cast(), key.len()) }
+}
+
+/// Whether the stack has another frame for the same transmit queue right
+/// after the one [`Operations::start_xmit`] is sending
+/// (`netdev_xmit_more`): the driver may then leave the device's doorbell
+/// for that frame, as [`Device::tx_sent`] says. Meaningful only inside
+/// `start_xmit`.
+pub fn xmit_more() -> bool {
+    // SAFETY: reads this CPU's transmit state; any context may.
+    unsafe { bindings::netdev_xmit_more() }
 }
 
 /// Builds the C ops table of an [`Operations`] implementation.

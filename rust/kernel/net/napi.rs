@@ -10,9 +10,14 @@
 //! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
 
 use crate::{
+    ffi::c_int,
     net::{
         netdev::NetDevice,
-        skbuff::SkBuff, //
+        page_pool::PoolNetmem,
+        skbuff::{
+            SkBuff,
+            SHINFO_ROOM, //
+        },
     },
     prelude::*,
     types::Opaque, //
@@ -272,6 +277,57 @@ impl<T: Poll> Napi<T> {
         let skb = unsafe { bindings::napi_alloc_skb(self.as_raw(), len) };
         // SAFETY: a new buffer, ours.
         (!skb.is_null()).then(|| unsafe { SkBuff::from_raw(skb) })
+    }
+
+    /// A packet built around a received frame where the device wrote it
+    /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
+    /// `buf`, a readable pool buffer of `truesize` bytes whose last
+    /// [`SHINFO_ROOM`] bytes take the packet's shared info. The packet's
+    /// head takes the buffer's pool reference and goes back to the pool
+    /// when the packet is freed (`skb_mark_for_recycle`). Hands the buffer
+    /// back when it does not fit so or memory runs out.
+    pub fn build_skb(
+        &self,
+        buf: PoolNetmem,
+        headroom: u32,
+        len: u32,
+        truesize: u32,
+    ) -> Result<SkBuff, PoolNetmem> {
+        let fits = headroom
+            .checked_add(len)
+            .and_then(|n| n.checked_add(SHINFO_ROOM))
+            .is_some_and(|n| n <= truesize);
+        if !fits || !buf.is_readable() {
+            return Err(buf);
+        }
+        // SAFETY: a page of the pool (readable), mapped in the kernel's
+        // address space.
+        let base = unsafe { bindings::netmem_address(buf.netmem().as_raw()) };
+        if base.is_null() {
+            return Err(buf);
+        }
+        // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
+        // and nothing else uses it while the reference is held; called from
+        // this instance's poll.
+        let raw = unsafe {
+            bindings::napi_build_skb(
+                base.cast::<u8>().add(buf.offset() as usize).cast(),
+                truesize,
+            )
+        };
+        if raw.is_null() {
+            return Err(buf);
+        }
+        // The head owns the pool reference from now on.
+        let _ = buf.into_raw();
+        // SAFETY: a new packet, ours; `headroom + len` bytes of its buffer
+        // are before its shared info, as checked above.
+        unsafe {
+            bindings::skb_reserve(raw, headroom as c_int);
+            bindings::__skb_put(raw, len);
+            bindings::skb_mark_for_recycle(raw);
+            Ok(SkBuff::from_raw(raw))
+        }
     }
 
     /// # Safety

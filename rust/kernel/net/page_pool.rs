@@ -529,28 +529,31 @@ impl PoolNetmem {
         base + DmaAddress::from(self.offset)
     }
 
-    /// Makes the first `len` bytes the device wrote visible to the CPU,
-    /// unless the pool does not sync (provider memory).
-    pub fn sync_for_cpu(&self, len: u32) {
+    /// Makes the `len` bytes the device wrote `off` bytes into the buffer
+    /// visible to the CPU, unless the pool does not sync (provider memory).
+    pub fn sync_for_cpu(&self, off: u32, len: u32) {
         // SAFETY: the pool is alive while the reference is out; the range
-        // is inside the buffer's mapping.
+        // is inside the buffer's mapping (callers pass what the device
+        // wrote).
         unsafe {
             bindings::page_pool_dma_sync_netmem_for_cpu(
                 self.pool.as_ptr(),
                 self.netmem.as_raw(),
-                self.offset,
+                self.offset + off,
                 len,
             )
         }
     }
 
-    /// The first `len` bytes of the buffer; `None` for provider memory.
+    /// The `len` bytes `off` bytes into the buffer; `None` for provider
+    /// memory.
     ///
     /// # Safety
     ///
-    /// The device does not write the buffer while the slice lives, and it
-    /// was synced for the CPU after the device last wrote it.
-    pub unsafe fn bytes(&self, len: u32) -> Option<&[u8]> {
+    /// The range is inside the buffer. The device does not write it while
+    /// the slice lives, and it was synced for the CPU after the device last
+    /// wrote it.
+    pub unsafe fn bytes(&self, off: u32, len: u32) -> Option<&[u8]> {
         if !self.is_readable() {
             return None;
         }
@@ -559,11 +562,13 @@ impl PoolNetmem {
         if base.is_null() {
             return None;
         }
-        // SAFETY: `len` bytes from `offset` are inside the buffer (callers
-        // pass at most what the device wrote), not written meanwhile, per
-        // the caller.
+        // SAFETY: the range is inside the buffer and not written meanwhile,
+        // per the caller.
         Some(unsafe {
-            core::slice::from_raw_parts(base.cast::<u8>().add(self.offset as usize), len as usize)
+            core::slice::from_raw_parts(
+                base.cast::<u8>().add((self.offset + off) as usize),
+                len as usize,
+            )
         })
     }
 

@@ -51,6 +51,24 @@ pub enum DropReason {
 // CAST: a small configuration value.
 pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
 
+/// The room a driver leaves in front of a received frame it builds a
+/// packet around (`NET_SKB_PAD + NET_IP_ALIGN`): the stack pushes headers
+/// there without copying the packet.
+// CAST: small configuration values.
+pub const RX_HEADROOM: u32 = {
+    let pad = bindings::L1_CACHE_BYTES;
+    (if pad > 32 { pad } else { 32 }) + bindings::NET_IP_ALIGN
+};
+
+/// The room a packet's shared info takes at the end of a buffer the packet
+/// is built around (`SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`).
+// CAST: a structure of a few hundred bytes.
+pub const SHINFO_ROOM: u32 = {
+    let align = bindings::SMP_CACHE_BYTES as usize;
+    let size = core::mem::size_of::<bindings::skb_shared_info>();
+    size.next_multiple_of(align) as u32
+};
+
 /// A checksum the device is to fill in (`CHECKSUM_PARTIAL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CsumOffload {

@@ -33,6 +33,7 @@ use kernel::{
     },
     net::{
         driver::{
+            self,
             Device,
             Features,
             Operations,
@@ -609,7 +610,10 @@ impl Nic {
                 (idx, napi),
                 self.split.load(Relaxed),
                 cfg,
-                self.rx_ring_size.load(Relaxed),
+                (
+                    self.rx_ring_size.load(Relaxed),
+                    self.max_frame.load(Relaxed),
+                ),
             )
         }
     }
@@ -832,12 +836,29 @@ impl Operations for Nic {
 
     fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
         let nic = dev.data();
-        // The rings stay: a frame longer than a buffer takes several.
-        nic.max_frame.store(max_frame(mtu), Relaxed);
-        if dev.is_running() {
-            nic.wr(RLPML, max_frame(mtu));
+        let (old, new) = (nic.max_frame.load(Relaxed), max_frame(mtu));
+        if !dev.is_running() {
+            nic.max_frame.store(new, Relaxed);
+            return Ok(());
         }
-        Ok(())
+        if ring::fits_in_place(old) == ring::fits_in_place(new) {
+            // The rings stay: a frame longer than a buffer takes several.
+            nic.max_frame.store(new, Relaxed);
+            nic.wr(RLPML, new);
+            return Ok(());
+        }
+        // Rings that build frames in place leave no room for longer ones
+        // in their buffers, and rings that cannot would waste it: the
+        // device restarts on new rings before it takes the new length.
+        <Nic as Operations>::stop(dev)?;
+        nic.max_frame.store(new, Relaxed);
+        let opened = <Nic as Operations>::open(dev);
+        if opened.is_err() {
+            // The MTU stays as it was: back on rings for it.
+            nic.max_frame.store(old, Relaxed);
+            <Nic as Operations>::open(dev)?;
+        }
+        opened
     }
 
     fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus {
@@ -848,40 +869,54 @@ impl Operations for Nic {
             return TxStatus::Ok;
         };
         let mut tx = q.tx.lock();
-        match tx.push(nic.bound(), skb) {
-            Ok(sent) => {
-                // SAFETY: in `start_xmit`, which holds the queue's lock.
-                unsafe { dev.tx_sent(qi, sent.bytes) };
-                nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
-                q.tx_packets.add(sent.segs.into(), Relaxed);
-                q.tx_bytes.add(sent.bytes.into(), Relaxed);
-                if let Some(len) = sent.tso_len {
-                    q.tso_packets.add(1, Relaxed);
-                    q.tso_bytes.add(len.into(), Relaxed);
-                    q.tso_wire_packets.add(sent.segs.into(), Relaxed);
-                    q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
-                }
-                if tx.unused() < ring::TX_FRAME_MAX {
-                    q.complete_tx(dev, &mut tx, 0);
-                    if tx.unused() < ring::TX_FRAME_MAX {
+        let sent = match tx.push(nic.bound(), skb) {
+            Ok(sent) => sent,
+            Err(e) => {
+                // Frames queued before, told `xmit_more`, wait for a tail
+                // write that this one was to make.
+                let tail = tx.tail();
+                drop(tx);
+                let status = match e {
+                    TxError::Dropped => {
+                        q.tx_dropped.add(1, Relaxed);
+                        TxStatus::Ok
+                    }
+                    TxError::Full(skb) => {
                         dev.stop_queue(qi);
                         q.tx_stops.add(1, Relaxed);
+                        // The stack keeps it and retries.
+                        let _ = skb.into_raw();
+                        TxStatus::Busy
                     }
-                }
-                TxStatus::Ok
+                };
+                nic.wr(txq(q.idx) + Q_TAIL, tail);
+                return status;
             }
-            Err(TxError::Dropped) => {
-                q.tx_dropped.add(1, Relaxed);
-                TxStatus::Ok
-            }
-            Err(TxError::Full(skb)) => {
+        };
+        q.tx_packets.add(sent.segs.into(), Relaxed);
+        q.tx_bytes.add(sent.bytes.into(), Relaxed);
+        if let Some(len) = sent.tso_len {
+            q.tso_packets.add(1, Relaxed);
+            q.tso_bytes.add(len.into(), Relaxed);
+            q.tso_wire_packets.add(sent.segs.into(), Relaxed);
+            q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
+        }
+        if tx.unused() < ring::TX_FRAME_MAX {
+            q.complete_tx(dev, &mut tx, 0);
+            if tx.unused() < ring::TX_FRAME_MAX {
                 dev.stop_queue(qi);
                 q.tx_stops.add(1, Relaxed);
-                // The stack keeps it and retries.
-                let _ = skb.into_raw();
-                TxStatus::Busy
             }
         }
+        // The completions in the queue's poll need the ring, not the tail:
+        // the register write, slow on some machines (a VM exit), goes
+        // outside the lock. The queue's lock keeps the tails in order.
+        drop(tx);
+        // SAFETY: in `start_xmit`, which holds the queue's lock.
+        if unsafe { dev.tx_sent(qi, sent.bytes, driver::xmit_more()) } {
+            nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
+        }
+        TxStatus::Ok
     }
 
     fn set_rx_mode(dev: &Device<Self>, mode: &RxMode<'_>) -> Result {

@@ -6,11 +6,14 @@
 //! buffers come from the queue's page pools: payload buffers from a pool
 //! made for the queue, which takes the queue's memory provider (devmem
 //! `net_iov`s) when it has one, and with header split, 256-byte header
-//! buffers from a second pool of host pages. The headers of a frame are
-//! copied into the skb; its payload stays in the buffer, as a frag. Frames
-//! are sent from where they are: the linear part and page frags mapped
-//! for the device, `net_iov` frags (devmem TX) at their binding's
-//! addresses.
+//! buffers from a second pool of host pages. A frame in one host buffer,
+//! without header split, becomes an skb where it is, the buffer its head
+//! (the device writes it past room for the stack to push headers into,
+//! and the skb's shared info goes after it); otherwise the headers of a
+//! frame are copied into the skb and its payload stays in the buffers, as
+//! frags. Frames are sent from where they are: the linear part and page
+//! frags mapped for the device, `net_iov` frags (devmem TX) at their
+//! binding's addresses.
 
 use super::regs::*;
 use kernel::{
@@ -38,7 +41,9 @@ use kernel::{
         skbuff::{
             DropReason,
             SkBuff,
-            TxMap, //
+            TxMap,
+            RX_HEADROOM,
+            SHINFO_ROOM, //
         },
     },
     page::{
@@ -96,6 +101,12 @@ const HOST_FRAG: u32 = 2048;
 const COPY_MAX: usize = 256;
 /// An Ethernet header.
 const ETH_HLEN: usize = 14;
+
+/// Whether frames of up to `len` bytes fit a host buffer with the room
+/// before them and the skb's shared info after them, to be built in place.
+pub(crate) const fn fits_in_place(len: u32) -> bool {
+    RX_HEADROOM + SHINFO_ROOM + len <= HOST_FRAG
+}
 
 /// An advanced receive descriptor: buffer addresses when given to the
 /// device, status and length when it gives it back.
@@ -157,6 +168,10 @@ pub(crate) struct RxRing {
     /// Payload buffers come from a memory provider: the CPU may not be
     /// able to read them.
     unreadable: bool,
+    /// Where in a payload buffer the device writes, when frames are built
+    /// in place (host halves of pages, no header split, frames up to
+    /// `max_frame` fit with the shared info); 0 otherwise.
+    headroom: u32,
     /// The frame whose descriptors are being taken, when its last one
     /// (EOP) has not come yet.
     partial: Option<Partial>,
@@ -251,7 +266,8 @@ impl RxRing {
     /// A ring of `n` descriptors (as [`ring_size`] gives) for receive
     /// queue `idx` of `netdev` with buffers as `cfg` says, header buffers
     /// too with `split`, every descriptor but one armed (a full ring looks
-    /// empty to the device).
+    /// empty to the device). The device takes frames up to `max_frame`
+    /// bytes (RLPML) while the ring is in use.
     ///
     /// # Safety
     ///
@@ -264,7 +280,7 @@ impl RxRing {
         (idx, napi): (u32, &Napi<super::QueuePair>),
         split: bool,
         cfg: &QueueConfig,
-        n: u32,
+        (n, max_frame): (u32, u32),
     ) -> Result<Self> {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
@@ -288,6 +304,11 @@ impl RxRing {
         if frag {
             buf_size = HOST_FRAG;
         }
+        let headroom = if frag && !split && fits_in_place(max_frame) {
+            RX_HEADROOM
+        } else {
+            0
+        };
         let hdr_pool = if split {
             // CAST: 16 header buffers a page.
             let per_page = (PAGE_SIZE as u32 / HDR_SIZE).max(1);
@@ -310,6 +331,7 @@ impl RxRing {
             buf_size,
             frag,
             unreadable,
+            headroom,
             partial: None,
             next_to_clean: 0,
             next_to_fill: 0,
@@ -360,7 +382,11 @@ impl RxRing {
             .get(i)
             .and_then(Option::as_ref)
             .map_or(0, PoolNetmem::dma_addr);
-        io_write!(self.desc, [try: i].addr, buf.dma_addr());
+        io_write!(
+            self.desc,
+            [try: i].addr,
+            buf.dma_addr() + DmaAddress::from(self.headroom)
+        );
         io_write!(self.desc, [try: i].status, hdr);
         Ok(())
     }
@@ -437,17 +463,17 @@ impl RxRing {
             return Err(DropReason::DevHdr);
         }
         let mut skb = napi.alloc_skb(hlen).ok_or(DropReason::NoMem)?;
-        hdr.sync_for_cpu(hlen);
+        hdr.sync_for_cpu(0, hlen);
         // SAFETY: the device wrote the header buffer before setting DD and
         // no longer owns it; it was synced just above.
-        let head = unsafe { hdr.bytes(hlen) }.ok_or(DropReason::NotSpecified)?;
+        let head = unsafe { hdr.bytes(0, hlen) }.ok_or(DropReason::NotSpecified)?;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
         skb.put_data(head).map_err(|_| DropReason::NoMem)?;
         drop(hdr);
         if len > 0 {
-            buf.sync_for_cpu(len);
+            buf.sync_for_cpu(0, len);
             skb.add_rx_frag(buf, 0, len, self.buf_size)
                 .map_err(|_| DropReason::NotSpecified)?;
         }
@@ -465,10 +491,10 @@ impl RxRing {
         if (len as usize) < ETH_HLEN || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        buf.sync_for_cpu(len);
+        buf.sync_for_cpu(0, len);
         // SAFETY: as in `build_split`, for the payload buffer; `None` for
         // provider memory, which needs header split.
-        let data = unsafe { buf.bytes(len) }.ok_or(DropReason::NotSpecified)?;
+        let data = unsafe { buf.bytes(0, len) }.ok_or(DropReason::NotSpecified)?;
         let head = &data[..data.len().min(COPY_MAX)];
         if let Some((f, hash)) = watch {
             f(head, hash);
@@ -484,6 +510,29 @@ impl RxRing {
                 .map_err(|_| DropReason::NotSpecified)?;
         }
         Ok(skb)
+    }
+
+    /// Builds the skb of a frame of `len` bytes that the device wrote
+    /// `headroom` bytes into `buf`, around it.
+    fn build_in_place(
+        &self,
+        napi: &Napi<super::QueuePair>,
+        (buf, len): (PoolNetmem, u32),
+        watch: Option<(SynWatch<'_>, u32)>,
+    ) -> Result<SkBuff, DropReason> {
+        if (len as usize) < ETH_HLEN || !fits_in_place(len) {
+            // RLPML keeps longer frames out.
+            return Err(DropReason::DevHdr);
+        }
+        buf.sync_for_cpu(self.headroom, len);
+        if let Some((f, hash)) = watch {
+            // SAFETY: as in `build_split`, for the payload buffer, which is
+            // readable (host memory) and holds the frame past the headroom.
+            let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::NotSpecified)?;
+            f(&data[..data.len().min(COPY_MAX)], hash);
+        }
+        napi.build_skb(buf, self.headroom, len, self.buf_size)
+            .map_err(|_| DropReason::NoMem)
     }
 
     /// Adds the `len` bytes in `buf`, a later descriptor's of a frame
@@ -503,7 +552,7 @@ impl RxRing {
             return Err(DropReason::DevHdr);
         }
         if len > 0 {
-            buf.sync_for_cpu(len);
+            buf.sync_for_cpu(0, len);
             if skb.add_rx_frag(buf, 0, len, self.buf_size).is_err() {
                 // More descriptors than an skb has frags.
                 skb.drop_reason(DropReason::NotSpecified);
@@ -614,6 +663,15 @@ impl RxRing {
             None
         };
         let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
+        if self.headroom != 0 {
+            // Frames up to RLPML fit one buffer: a first descriptor is the
+            // last.
+            return match buf {
+                Some(buf) if st & RXD_STAT_EOP != 0 => self.build_in_place(napi, (buf, len), watch),
+                Some(_) => Err(DropReason::DevHdr),
+                None => Err(DropReason::NotSpecified),
+            };
+        }
         match (buf, hdr, hlen) {
             (Some(buf), Some(hdr), Some(hlen)) => {
                 self.build_split(napi, (hdr, hlen), (buf, len), watch)
@@ -723,6 +781,12 @@ impl TxRing {
         }
         self.next_to_use = 0;
         self.next_to_clean = 0;
+    }
+
+    /// The tail that gives the device every frame put on the ring.
+    pub(crate) fn tail(&self) -> u32 {
+        // CAST: below RING_MAX.
+        self.next_to_use as u32
     }
 
     /// Free descriptors, keeping one unused (a full ring looks empty).

@@ -26,12 +26,16 @@ fi
 EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST_BENCH=y" "$HARNESS_DIR/kernel.sh"
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
-KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" kunit bench-net
+# kmemleak off: under TCG, the stack it records on every allocation costs
+# more than a driver's receive path and would weigh on whichever side
+# allocates more. make check runs with it.
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=${VM_APPEND:-kmemleak=off} \
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
 net=$(grep -E '^(driver-tcp-stream|devmem-rx): ' "$res/bench-net.tap" || true)
 [ -n "$net" ] || die "bench-net printed nothing; see $res/bench-net.tap"
 grep '^# ' "$res/bench-net.tap" >&2 || true
-python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log|kmemleak):' >&2 || true
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
 printf '%s\n%s\n' "$lines" "$net"
 [ "$(cat "$res/bench-net.rc")" = 0 ] || die "bench-net: a transfer failed; see $res/bench-net.tap"

@@ -3,8 +3,8 @@
 #
 # Network benchmarks, run in the guest by run.sh (suite bench-net) with the
 # topology wired and NETIF etc. exported; the 82576 starts on igb_rs and
-# ends on it. Prints, best of BENCH_ROUNDS runs of BENCH_MB MiB each, sent
-# by the peer (ns-remote) to the 82576:
+# ends on it. Prints, the median of BENCH_ROUNDS runs of BENCH_MB MiB each,
+# sent by the peer (ns-remote) to the 82576:
 #
 #   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
 #       a TCP stream into a socat sink, through igb_rs, then through the
@@ -14,13 +14,16 @@
 #       payload lands in the udmabuf, no copy), then recv() straight into
 #       the same kind of udmabuf mapped in memory (one copy per byte).
 #
-# Under TCG the absolute numbers say little; the ratios compare like with
-# like. Exit status 0 when every run moved all its bytes.
+# Under TCG the absolute numbers say little, and they swing by half from
+# run to run with the host's load: the rounds interleave the four
+# measurements, so that each sees the same drift, and the median leaves
+# out the lucky and the starved runs. The ratios compare like with like.
+# Exit status 0 when every run moved all its bytes.
 
 set -u
 NCDEVMEM=$KSFT/drivers/net/hw/ncdevmem
 MB=${BENCH_MB:-64}
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 BYTES=$((MB * 1024 * 1024))
 PORT=5301
 fail=0
@@ -34,7 +37,7 @@ log() { echo "# $*"; }
 send() {
 	local t0 t1
 	t0=$(date +%s%N)
-	ip netns exec ns-remote socat -u "OPEN:/dev/zero,readbytes=$BYTES" \
+	ip netns exec ns-remote taskset -c "$TX_CPU" socat -u "OPEN:/dev/zero,readbytes=$BYTES" \
 		"TCP6:[$LOCAL_V6]:$PORT,bind=[$REMOTE_V6]:$PORT" || return 1
 	t1=$(date +%s%N)
 	echo $((t1 - t0))
@@ -44,54 +47,87 @@ mbps() { # nanoseconds
 	echo "$BYTES $1" | awk '{ printf "%.0f", $1 * 8 / ($2 / 1e9) / 1e6 }'
 }
 
-# Best of ROUNDS: runs "$@" (which starts a receiver in the background and
-# sets RX to its pid), then the sender; sets BEST to the Mbit/s.
-best() { # label start-receiver...
-	local label=$1 ns rx r
+# One run: "$@" starts a receiver in the background and sets RX to its
+# pid, then the peer sends; adds the Mbit/s to the label's list in RUNS.
+declare -A RUNS=()
+round() { # label start-receiver...
+	local label=$1 ns rx
 	shift
-	BEST=0
-	for r in $(seq 1 "$ROUNDS"); do
-		# A new port each time: the peer binds its source port to it,
-		# and the last connection's may still be in TIME_WAIT.
-		PORT=$((PORT + 1))
-		"$@"
-		rx=$RX
-		listening $PORT || { log "$label: no listener"; fail=1; continue; }
-		if ! ns=$(send); then
-			log "$label round $r: the transfer failed"
-			fail=1
-			kill "$rx" 2>/dev/null
-			continue
-		fi
-		wait "$rx" || { log "$label round $r: the receiver failed"; fail=1; }
-		ns=$(mbps "$ns")
-		log "$label round $r: $ns Mbit/s"
-		[ "$ns" -gt "$BEST" ] && BEST=$ns
-	done
+	# A new port each time: the peer binds its source port to it, and the
+	# last connection's may still be in TIME_WAIT.
+	PORT=$((PORT + 1))
+	"$@"
+	rx=$RX
+	listening $PORT || { log "$label: no listener"; fail=1; return; }
+	if ! ns=$(send); then
+		log "$label: the transfer failed"
+		fail=1
+		kill "$rx" 2>/dev/null
+		return
+	fi
+	wait "$rx" || { log "$label: the receiver failed"; fail=1; }
+	ns=$(mbps "$ns")
+	log "$label round $r: $ns Mbit/s"
+	RUNS[$label]+="$ns "
 	return 0
 }
 
-# The receivers, started by best().
+# The median of a label's runs, 0 without any.
+median() { # label
+	# shellcheck disable=SC2086 # one run a word
+	printf '%s\n' ${RUNS[$1]:-0} | sort -n |
+		awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); print (NR % 2) ? v[m] : int((v[m] + v[m + 1]) / 2) }'
+}
+
+# The receivers, started by round().
 # shellcheck disable=SC2317
 sink() {
-	socat -u "TCP6-LISTEN:$PORT,reuseaddr" OPEN:/dev/null >/dev/null 2>&1 &
+	taskset -c "$RX_CPU" socat -u "TCP6-LISTEN:$PORT,reuseaddr" OPEN:/dev/null >/dev/null 2>&1 &
 	RX=$!
 }
 
 # shellcheck disable=SC2317
 devmem_rx() {
-	"$NCDEVMEM" -l -f "$NETIF" -s "$LOCAL_V6" -p "$PORT" -c "$REMOTE_V6" >/dev/null 2>&1 &
+	taskset -c "$RX_CPU" "$NCDEVMEM" -l -f "$NETIF" -s "$LOCAL_V6" -p "$PORT" -c "$REMOTE_V6" >/dev/null 2>&1 &
 	RX=$!
 }
 
 # shellcheck disable=SC2317
 copy_rx() {
-	python3 "$(dirname "$0")/recv_copy.py" "$LOCAL_V6" "$PORT" 64 >/dev/null &
+	taskset -c "$RX_CPU" python3 "$(dirname "$0")/recv_copy.py" "$LOCAL_V6" "$PORT" 64 >/dev/null &
 	RX=$!
 }
 
 ratio() {
 	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
+}
+
+# The two ends of a transfer as two machines: the 82576's interrupts and
+# the receiving program on CPU 0, the peer's and the sending program on
+# CPU 1. Left to themselves, where a flow's queue interrupts and where the
+# scheduler puts the programs change from run to run, and throughput with
+# them, by half.
+RX_CPU=0
+TX_CPU=1
+# Sets the interrupts of PCI device $1 (a sysfs directory) to CPU $2.
+irqs_to() { # pci-dir cpu
+	local irq
+	for irq in "$1"/msi_irqs/*; do
+		irq=$(basename "$irq")
+		echo "$2" 2>/dev/null >"/proc/irq/$irq/smp_affinity_list" ||
+			log "interrupt $irq of $(basename "$1") cannot move to CPU $2"
+	done
+	return 0
+}
+place_irqs() {
+	local peer
+	irqs_to "$(readlink -f "/sys/class/net/$NETIF/device")" $RX_CPU
+	# The virtio device's parent is its PCI function.
+	# shellcheck disable=SC2016 # expanded in the netns
+	for peer in $(ip netns exec ns-remote sh -c \
+		'for d in /sys/class/net/*/device; do readlink -f "$d/.."; done'); do
+		irqs_to "$peer" $TX_CPU
+	done
 }
 
 # Rebinds the 82576 to driver $1 and wires it again.
@@ -115,24 +151,31 @@ rebind() {
 		sleep 0.1
 	done
 	ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
+	place_irqs
 }
 
 echo 64 >/proc/sys/vm/nr_hugepages
-best "igb_rs stream" sink
-rust=$BEST
-best "devmem" devmem_rx
-devmem=$BEST
-best "recv+copy" copy_rx
-copy=$BEST
-if rebind igb; then
-	best "igb stream" sink
-	c=$BEST
-else
-	log "could not rebind the 82576 to igb"
-	c=0
-	fail=1
-fi
-rebind igb_rs || { log "could not rebind the 82576 to igb_rs"; fail=1; }
+place_irqs
+# Round by round, each measurement once: the host's load drifts over a
+# run, and blocks of rounds one after the other would carry that drift
+# into the ratios.
+c_bound=1
+for r in $(seq 1 "$ROUNDS"); do
+	round "igb_rs stream" sink
+	round "devmem" devmem_rx
+	round "recv+copy" copy_rx
+	if ! rebind igb; then
+		log "could not rebind the 82576 to igb"
+		c_bound=0
+		fail=1
+	fi
+	[ "$c_bound" = 1 ] && round "igb stream" sink
+	rebind igb_rs || { log "could not rebind the 82576 to igb_rs"; fail=1; break; }
+done
+rust=$(median "igb_rs stream")
+c=$(median "igb stream")
+devmem=$(median devmem)
+copy=$(median "recv+copy")
 echo "driver-tcp-stream: rust $rust Mbit/s, c $c Mbit/s, ratio $(ratio "$rust" "$c")"
 echo "devmem-rx: devmem $devmem Mbit/s, copy $copy Mbit/s, ratio $(ratio "$devmem" "$copy")"
 exit $fail

@@ -281,22 +281,21 @@ impl<T: Poll> Napi<T> {
 
     /// A packet built around a received frame where the device wrote it
     /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
-    /// `buf`, a readable pool buffer of `truesize` bytes whose last
-    /// [`SHINFO_ROOM`] bytes take the packet's shared info. The packet's
-    /// head takes the buffer's pool reference and goes back to the pool
-    /// when the packet is freed (`skb_mark_for_recycle`). Hands the buffer
-    /// back when it does not fit so or memory runs out.
+    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes take
+    /// the packet's shared info. The packet's head takes the buffer's pool
+    /// reference and goes back to the pool when the packet is freed
+    /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
+    /// the shared info do not fit in it, or memory runs out.
     pub fn build_skb(
         &self,
         buf: PoolNetmem,
         headroom: u32,
         len: u32,
-        truesize: u32,
     ) -> Result<SkBuff, PoolNetmem> {
+        let truesize = buf.size();
         let fits = headroom
             .checked_add(len)
-            .and_then(|n| n.checked_add(SHINFO_ROOM))
-            .is_some_and(|n| n <= truesize);
+            .is_some_and(|n| buf.holds(n, SHINFO_ROOM));
         if !fits || !buf.is_readable() {
             return Err(buf);
         }
@@ -307,8 +306,9 @@ impl<T: Poll> Napi<T> {
             return Err(buf);
         }
         // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
-        // and nothing else uses it while the reference is held; called from
-        // this instance's poll.
+        // and only its reference uses them (`PoolNetmem`'s invariant); the
+        // shared info goes in its last `SHINFO_ROOM` bytes, after the
+        // frame (checked above); called from this instance's poll.
         let raw = unsafe {
             bindings::napi_build_skb(
                 base.cast::<u8>().add(buf.offset() as usize).cast(),

@@ -450,9 +450,12 @@ impl Pool {
                 bindings::GFP_ATOMIC | bindings::__GFP_NOWARN,
             )
         };
+        // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
+        let size = (crate::page::PAGE_SIZE << self.as_page_pool().order()) as u32;
         (raw != 0).then(|| PoolNetmem {
             netmem: NetmemRef::from_raw(raw),
             offset: 0,
+            size,
             pool: self.ptr,
         })
     }
@@ -473,6 +476,7 @@ impl Pool {
         (raw != 0).then(|| PoolNetmem {
             netmem: NetmemRef::from_raw(raw),
             offset,
+            size,
             pool: self.ptr,
         })
     }
@@ -493,11 +497,13 @@ impl Drop for Pool {
 /// # Invariants
 ///
 /// `netmem` came from `pool`, with one reference that this object holds;
-/// the buffer is `offset` bytes into it. The pool's memory stays allocated
+/// the buffer is the `size` bytes `offset` bytes into it, and nothing else
+/// uses them while the reference is out. The pool's memory stays allocated
 /// while the reference is out.
 pub struct PoolNetmem {
     netmem: NetmemRef,
     offset: u32,
+    size: u32,
     pool: NonNull<bindings::page_pool>,
 }
 
@@ -513,6 +519,16 @@ impl PoolNetmem {
     /// Where the buffer starts in [`PoolNetmem::netmem`].
     pub fn offset(&self) -> u32 {
         self.offset
+    }
+
+    /// The buffer's length in bytes: what the pool gave.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Whether `len` bytes from `off` are inside the buffer.
+    pub fn holds(&self, off: u32, len: u32) -> bool {
+        off.checked_add(len).is_some_and(|end| end <= self.size)
     }
 
     /// Whether the CPU may read the buffer: a page, not a provider's
@@ -531,10 +547,12 @@ impl PoolNetmem {
 
     /// Makes the `len` bytes the device wrote `off` bytes into the buffer
     /// visible to the CPU, unless the pool does not sync (provider memory).
+    /// A range past the buffer's end is cut at it.
     pub fn sync_for_cpu(&self, off: u32, len: u32) {
+        let off = off.min(self.size);
+        let len = len.min(self.size - off);
         // SAFETY: the pool is alive while the reference is out; the range
-        // is inside the buffer's mapping (callers pass what the device
-        // wrote).
+        // is inside the buffer, so inside the pool's mapping of it.
         unsafe {
             bindings::page_pool_dma_sync_netmem_for_cpu(
                 self.pool.as_ptr(),
@@ -546,15 +564,14 @@ impl PoolNetmem {
     }
 
     /// The `len` bytes `off` bytes into the buffer; `None` for provider
-    /// memory.
+    /// memory, or a range past the buffer's end.
     ///
     /// # Safety
     ///
-    /// The range is inside the buffer. The device does not write it while
-    /// the slice lives, and it was synced for the CPU after the device last
-    /// wrote it.
+    /// The device does not write the range while the slice lives, and it
+    /// was synced for the CPU after the device last wrote it.
     pub unsafe fn bytes(&self, off: u32, len: u32) -> Option<&[u8]> {
-        if !self.is_readable() {
+        if !self.is_readable() || !self.holds(off, len) {
             return None;
         }
         // SAFETY: a page of the pool, mapped in the kernel's address space.
@@ -562,8 +579,9 @@ impl PoolNetmem {
         if base.is_null() {
             return None;
         }
-        // SAFETY: the range is inside the buffer and not written meanwhile,
-        // per the caller.
+        // SAFETY: the range is inside the buffer (checked above), which
+        // only this reference uses (type invariant), and the device does
+        // not write it meanwhile, per the caller.
         Some(unsafe {
             core::slice::from_raw_parts(
                 base.cast::<u8>().add((self.offset + off) as usize),

@@ -482,24 +482,19 @@ impl SkBuff {
         Ok(())
     }
 
-    /// Appends the first `len` bytes of page pool buffer `buf`, starting
-    /// `off` bytes into it, as a frag (`skb_add_rx_frag_netmem`) that
-    /// accounts for `truesize` bytes of memory, and marks the packet's
-    /// frags for return to their pools when it is freed
-    /// (`skb_mark_for_recycle`). The frag takes the buffer's reference. A
-    /// `net_iov` frag makes the packet unreadable. Hands the buffer back
-    /// when the packet has no free frag slot.
-    pub fn add_rx_frag(
-        &mut self,
-        buf: PoolNetmem,
-        off: u32,
-        len: u32,
-        truesize: u32,
-    ) -> Result<(), PoolNetmem> {
+    /// Appends the `len` bytes of page pool buffer `buf` starting `off`
+    /// bytes into it as a frag (`skb_add_rx_frag_netmem`) that accounts
+    /// for the whole buffer's memory, and marks the packet's frags for
+    /// return to their pools when it is freed (`skb_mark_for_recycle`).
+    /// The frag takes the buffer's reference. A `net_iov` frag makes the
+    /// packet unreadable. Hands the buffer back when the packet has no
+    /// free frag slot or the range is not inside the buffer.
+    pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
+        let truesize = buf.size();
         // SAFETY: the buffer is valid; its shared info follows its data.
         let nr = unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags };
         // CAST: MAX_SKB_FRAGS is a small constant.
-        if usize::from(nr) >= MAX_FRAGS || len > truesize {
+        if usize::from(nr) >= MAX_FRAGS || !buf.holds(off, len) {
             return Err(buf);
         }
         let (Ok(o), Ok(l)) = (i32::try_from(buf.offset() + off), i32::try_from(len)) else {

@@ -474,7 +474,7 @@ impl RxRing {
         drop(hdr);
         if len > 0 {
             buf.sync_for_cpu(0, len);
-            skb.add_rx_frag(buf, 0, len, self.buf_size)
+            skb.add_rx_frag(buf, 0, len)
                 .map_err(|_| DropReason::NotSpecified)?;
         }
         Ok(skb)
@@ -506,7 +506,7 @@ impl RxRing {
         // CAST: at most COPY_MAX.
         let hlen = hlen as u32;
         if len > hlen {
-            skb.add_rx_frag(buf, hlen, len - hlen, self.buf_size)
+            skb.add_rx_frag(buf, hlen, len - hlen)
                 .map_err(|_| DropReason::NotSpecified)?;
         }
         Ok(skb)
@@ -531,7 +531,7 @@ impl RxRing {
             let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::NotSpecified)?;
             f(&data[..data.len().min(COPY_MAX)], hash);
         }
-        napi.build_skb(buf, self.headroom, len, self.buf_size)
+        napi.build_skb(buf, self.headroom, len)
             .map_err(|_| DropReason::NoMem)
     }
 
@@ -553,7 +553,7 @@ impl RxRing {
         }
         if len > 0 {
             buf.sync_for_cpu(0, len);
-            if skb.add_rx_frag(buf, 0, len, self.buf_size).is_err() {
+            if skb.add_rx_frag(buf, 0, len).is_err() {
                 // More descriptors than an skb has frags.
                 skb.drop_reason(DropReason::NotSpecified);
                 return Err(DropReason::NotSpecified);

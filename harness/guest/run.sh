@@ -338,8 +338,16 @@ suite_kselftest() { # path
 	# an earlier case's connection may still hold there (TIME_WAIT). A
 	# run whose only failures are these is run once more; the first
 	# attempt is kept in $name.attempt1 and results.py reports the retry.
-	nfail=$(grep -c '^not ok' "$out")
-	ntimeout=$(grep -c -E 'Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use' "$out")
+	# A case prints its exception before its result line, and a port the
+	# peer still held shows both causes: count cases, not lines.
+	read -r nfail ntimeout < <(awk '
+		/^(not )?ok [0-9]/ {
+			if ($1 == "not") { nf++; if (cause) nt++ }
+			cause = 0
+			next
+		}
+		/Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use/ { cause = 1 }
+		END { print nf + 0, nt + 0 }' "$out")
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then
 		mv "$out" "$RESULTS/$name.attempt1"

@@ -14,11 +14,25 @@ CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
 	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/hw/irq.py
 	drivers/net/hw/rss_api.py drivers/net/hw/userns_devmem.py drivers/net/hw/tso.py
-	drivers/net/ring_reconfig.py"}
+	drivers/net/ring_reconfig.py drivers/net/hw/nk_netns.py drivers/net/hw/nk_qlease.py"}
 # One boot runs them all: about 13 minutes of TCG on an idle machine, 18 on
 # a slower CI machine; the timeout only stops a hung guest.
-export VM_TIMEOUT=${VM_TIMEOUT:-2100}
+vm_timeout=2100
 out=$CACHE_DIR/check
+# DEBUG=1: the same suites on the debug kernel (config/debug.config: KASAN,
+# the refcount trackers, fault injection, ...), built in a directory of its
+# own so that neither build undoes the other. It runs several times slower:
+# the VM and each test get more time, and the C core's second kernel is
+# left out unless CHECK_PARITY=1 asks for it.
+if [ "${DEBUG:-0}" = 1 ]; then
+	export KBUILD_OUT=$CACHE_DIR/build-debug
+	export FRAGMENTS="$HARNESS_DIR/config/vm.config $HARNESS_DIR/config/devmem.config $HARNESS_DIR/config/debug.config"
+	export TEST_TIMEOUT=${TEST_TIMEOUT:-900}
+	CHECK_PARITY=${CHECK_PARITY:-0}
+	vm_timeout=7200
+	out=$CACHE_DIR/check-debug
+fi
+export VM_TIMEOUT=${VM_TIMEOUT:-$vm_timeout}
 vmres=$out/vm
 mkdir -p "$out"
 static=$out/static.tsv

@@ -27,11 +27,21 @@ RESULT_RE = re.compile(
     r'^(?P<indent>\s*)(?P<ok>ok|not ok)\s+(?P<num>\d+)\s*(?:-\s*)?'
     r'(?P<name>[^#]*?)\s*(?:#\s*(?P<directive>\S+)\s*(?P<reason>.*))?$')
 PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
+# What the kernel's checkers print when they find something. Every kernel
+# "WARNING: " line is one: WARN(), and lockdep's reports (circular or
+# SOFTIRQ-safe -> SOFTIRQ-unsafe lock order, inconsistent lock state,
+# suspicious RCU usage, bad unlock balance), none of which say "CPU:" on
+# their first line. DMA-API debugging prints its finding on a "DMA-API:"
+# line (only its first one, as a WARN too), besides two lines at boot;
+# the reference count trackers name a leaked netdev or netns reference on
+# a "ref_tracker:" line.
 KERNEL_SPLAT_RE = re.compile(
-    r'(WARNING: CPU: \d+|WARNING: \S+:\d+ at |cut here|BUG: |Oops|kernel BUG at|'
+    r'(WARNING: |cut here|BUG: |Oops|kernel BUG at|'
     r'UBSAN:|KASAN:|'
     r'general protection fault|Kernel panic|list_(add|del) corruption|'
-    r'refcount_t: |INFO: task .* blocked for more than)')
+    r'refcount_t: |INFO: task .* blocked for more than|'
+    r'DMA-API: (?!preallocated \d+ debug entries|debugging enabled by kernel config)|'
+    r'ref_tracker: |unregister_netdevice: waiting for|rcu: INFO: .* detected stalls)')
 
 
 class Case:

@@ -117,6 +117,9 @@ setup_net() {
 	ip -n ns-remote addr add "$REMOTE_V4/24" dev "$PEER"
 	ip -n ns-remote addr add "$REMOTE_V6/64" dev "$PEER" nodad
 	ip -n ns-remote link set "$PEER" up
+	# drivers/net/README.rst: the endpoint reaches LOCAL_PREFIX_V6 (the
+	# namespaces behind netkit on the DUT) through the DUT.
+	ip -n ns-remote -6 route add "$LOCAL_PREFIX_V6" via "$LOCAL_V6"
 	ip addr add "$LOCAL_V4/24" dev "$NETIF"
 	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
 	ip link set "$NETIF" up
@@ -154,11 +157,13 @@ suite_net_env() {
 	dev=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..14"
+	echo "1..15"
 	t "carrier on $NETIF" wait_carrier "$NETIF"
 	t "carrier on peer" wait_carrier ns-remote "$PEER"
 	t "ping $REMOTE_V4" ping -c 2 -W 2 "$REMOTE_V4"
 	t "ping $REMOTE_V6" ping -6 -c 2 -W 2 "$REMOTE_V6"
+	t "peer routes $LOCAL_PREFIX_V6 via $LOCAL_V6" \
+		sh -c "ip -n ns-remote -6 route get ${LOCAL_PREFIX_V6%%/*}2 | grep -q 'via $LOCAL_V6 '"
 	t "ethtool -i: driver $drv, bus-info $dev" \
 		sh -c "ethtool -i $NETIF | grep -qx 'driver: $drv' &&
 			ethtool -i $NETIF | grep -qx 'bus-info: $dev'"

@@ -210,6 +210,34 @@ class Judge(unittest.TestCase):
             self.assertIn('FAIL kernel-log', p.stdout)
             self.assertIn('net/core/devmem.c:80', p.stdout)
 
+    def test_checker_reports_fail_the_run(self):
+        reports = [
+            'WARNING: SOFTIRQ-safe -> SOFTIRQ-unsafe lock order detected',
+            'WARNING: possible circular locking dependency detected',
+            'WARNING: suspicious RCU usage',
+            'BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580',
+            'DMA-API: igb_rs 0000:00:0a.0: mapping sg segment longer than device claims '
+            'to support [len=131072] [max=65536]',
+            'ref_tracker: netdev@000000001c5b8a7c has 1/2 users at',
+            'unregister_netdevice: waiting for eth0 to become free. Usage count = 2',
+        ]
+        quiet = ('[    0.5] DMA-API: preallocated 65536 debug entries\n'
+                 '[    0.5] DMA-API: debugging enabled by kernel config\n')
+        for line in reports:
+            with self.subTest(line=line), tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, 'suites'), 'w') as f:
+                    f.write('kunit')
+                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
+                    f.write(KUNIT_PASS)
+                with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
+                    f.write(quiet + f'[    9.1] {line}\n')
+                exp = os.path.join(d, 'exp')
+                open(exp, 'w').close()
+                p = subprocess.run([sys.executable, RESULTS, exp, d],
+                                   capture_output=True, text=True, check=False)
+                self.assertEqual(p.returncode, 1, p.stdout)
+                self.assertIn('1 warnings or bugs', p.stdout)
+
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')
         self.assertNotEqual(rc, 0)

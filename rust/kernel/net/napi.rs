@@ -372,3 +372,33 @@ impl<'a> super::page_pool::Params<'a> {
         self
     }
 }
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl super::page_pool::Pool {
+    /// Names `napi` as the instance whose poll uses the pool, for a pool
+    /// made without one (`page_pool_enable_direct_recycling`): the point
+    /// where the control path hands the pool over to the NAPI instance.
+    ///
+    /// A pool made for a queue that is not yet started (the queue
+    /// management API's `mem_alloc`) must not name the queue's NAPI at
+    /// creation: if the allocation fails, the pool is destroyed while that
+    /// NAPI still runs the old queue, which the page pool core forbids.
+    ///
+    /// Sleeps (takes the page pools' mutex).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Params::napi`](super::page_pool::Params::napi): only
+    /// `napi`'s poll allocates from the pool while `napi` is enabled, and
+    /// the pool is destroyed, or
+    /// [`Pool::disable_direct_recycling`](super::page_pool::Pool::disable_direct_recycling) is
+    /// called, while `napi` is disabled, before it is removed. The pool
+    /// names no other NAPI instance.
+    pub unsafe fn enable_direct_recycling<T: Poll>(&self, napi: &Napi<T>) {
+        // SAFETY: a live pool and a live NAPI instance; the pool's NAPI
+        // cannot race with this, per the caller.
+        unsafe {
+            bindings::page_pool_enable_direct_recycling(self.as_page_pool().as_raw(), napi.as_raw())
+        }
+    }
+}

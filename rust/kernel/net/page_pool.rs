@@ -483,7 +483,17 @@ impl Pool {
 }
 
 impl Drop for Pool {
+    /// Destroys the pool. This sleeps (the page pools' mutex, an RCU grace
+    /// period for mapped pools), whether or not it does this time: a pool
+    /// must not be dropped in atomic context, and with
+    /// `CONFIG_DEBUG_ATOMIC_SLEEP` every drop checks it, so that a pool
+    /// dropped under a spinlock is reported the first time, not only when
+    /// the destruction happens to sleep. Take a pool out of a lock before
+    /// dropping it: `let p = lock.lock().take(); drop(p);`, not
+    /// `drop(lock.lock().take())`, whose guard lives to the end of the
+    /// statement.
     fn drop(&mut self) {
+        crate::task::might_sleep();
         // SAFETY: created by `new`, destroyed once; buffers still out come
         // back to it later, which the page pool core allows.
         unsafe { bindings::page_pool_destroy(self.ptr.as_ptr()) };

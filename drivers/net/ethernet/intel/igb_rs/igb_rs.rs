@@ -59,7 +59,7 @@ use kernel::{
             SkBuff, //
         },
     },
-    new_spinlock, new_spinlock_irq, pci,
+    new_spinlock_bh, new_spinlock_irq, pci,
     prelude::*,
     sync::{
         aref::ARef,
@@ -67,7 +67,7 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
-        SpinLock,
+        SpinLockBh,
         SpinLockIrq, //
     },
     time::{
@@ -139,11 +139,17 @@ pub(crate) struct QueuePair {
     #[pin]
     napi: Napi<QueuePair>,
     /// The receive ring; `None` while the device is down, or the queue
-    /// stopped for a restart.
+    /// stopped for a restart. Taken by the NAPI poll (softirq) and by
+    /// process context (open, stop, queue restart): bottom halves are off
+    /// while it is held. A ring is never dropped under the lock, as its
+    /// page pools sleep on the way out: [`QueuePair::take_rx`] and
+    /// [`QueuePair::put_rx`] hand rings in and out.
     #[pin]
-    rx: SpinLock<Option<RxRing>>,
+    rx: SpinLockBh<Option<RxRing>>,
+    /// The transmit ring: taken by `start_xmit` and the NAPI poll (bottom
+    /// halves off) and by process context (open, stop, ring resize).
     #[pin]
-    tx: SpinLock<TxRing>,
+    tx: SpinLockBh<TxRing>,
     rx_packets: Atomic<u64>,
     rx_bytes: Atomic<u64>,
     rx_dropped: Atomic<u64>,
@@ -173,8 +179,8 @@ impl QueuePair {
             idx,
             irq,
             napi <- Napi::new(),
-            rx <- new_spinlock!(None),
-            tx <- new_spinlock!(TxRing::new(dev, RING_SIZE)?),
+            rx <- new_spinlock_bh!(None),
+            tx <- new_spinlock_bh!(TxRing::new(dev, RING_SIZE)?),
             rx_packets: Atomic::new(0),
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
@@ -226,6 +232,21 @@ impl QueuePair {
             hw_gso_wire_bytes: Some(self.tso_wire_bytes.load(Relaxed)),
             ..Default::default()
         }
+    }
+
+    /// Takes the receive ring out. The guard is gone when this returns, so
+    /// the caller may drop the ring, which sleeps (page pools).
+    fn take_rx(&self) -> Option<RxRing> {
+        let mut rx = self.rx.lock();
+        rx.take()
+    }
+
+    /// Puts `ring` in as the receive ring and returns the one it replaces,
+    /// to be dropped by the caller outside the lock.
+    #[must_use = "the old ring must be dropped outside the lock"]
+    fn put_rx(&self, ring: RxRing) -> Option<RxRing> {
+        let mut rx = self.rx.lock();
+        rx.replace(ring)
     }
 
     /// The pair's transmit queue, as the stack numbers it.
@@ -381,10 +402,11 @@ pub(crate) struct Nic {
     /// Queue pairs in use (`ethtool -L`); changed only while the device
     /// is down, under the instance lock.
     active: Atomic<usize>,
-    /// RCTL as last written: the promiscuous bits are `set_rx_mode`'s,
-    /// the rest `open`'s and `stop`'s.
+    /// RCTL as last written: the promiscuous bits are `set_rx_mode`'s
+    /// (under the address list lock, bottom halves off), the rest `open`'s
+    /// and `stop`'s.
     #[pin]
-    rctl: SpinLock<u32>,
+    rctl: SpinLockBh<u32>,
     /// Pause frames received and sent: the device's counters clear when
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
@@ -410,7 +432,7 @@ impl Nic {
             rss <- new_spinlock_irq!(Rss::new(has_filters)),
             learning: Atomic::new(false),
             active: Atomic::new(DEFAULT_QUEUES),
-            rctl <- new_spinlock!(0),
+            rctl <- new_spinlock_bh!(0),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
             max_frame: Atomic::new(max_frame(1500)),
@@ -597,17 +619,17 @@ impl Nic {
         idx: usize,
         cfg: &QueueConfig,
     ) -> Result<RxRing> {
-        let napi = &self.queues.get(idx).ok_or(EINVAL)?.napi;
+        if idx >= QUEUES {
+            return Err(EINVAL);
+        }
         // CAST: below QUEUES.
         let idx = idx as u32;
-        // SAFETY: the instance lock is held, per the caller; the ring is
-        // dropped with its NAPI disabled (`stop`), or detached from it
-        // (`rx_stop`).
+        // SAFETY: the instance lock is held, per the caller.
         unsafe {
             RxRing::new(
                 self.bound(),
                 dev,
-                (idx, napi),
+                idx,
                 self.split.load(Relaxed),
                 cfg,
                 (
@@ -776,9 +798,13 @@ impl Operations for Nic {
             // SAFETY: the core holds the instance lock around the ops of a
             // device with the queue management API.
             let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+            // SAFETY: the pair's NAPI is off the device (`stop` took it
+            // off), and polls this ring alone once added; `stop` drops the
+            // ring with the NAPI disabled.
+            unsafe { ring.attach_napi(&q.napi) };
             // A ring left by a failed open goes outside the lock: its
-            // pools may sleep on the way out.
-            drop(q.rx.lock().replace(ring));
+            // pools sleep on the way out.
+            drop(q.put_rx(ring));
         }
         nic.configure()?;
         for q in nic.active() {
@@ -826,7 +852,7 @@ impl Operations for Nic {
         for q in nic.active() {
             // The device no longer reads or writes the buffers; the pools
             // go outside the lock.
-            drop(q.rx.lock().take());
+            drop(q.take_rx());
             q.tx.lock().reset(nic.bound());
             // SAFETY: the queue is stopped and its NAPI disabled.
             unsafe { dev.tx_reset(q.txq()) };
@@ -1219,7 +1245,7 @@ impl QueueMgmt for Nic {
         nic.wr(rxq(q.idx) + Q_DCTL, 0);
         // SAFETY: the core holds the instance lock around queue ops.
         unsafe { q.napi.disable_locked() };
-        let ring = q.rx.lock().take();
+        let ring = q.take_rx();
         if let Some(r) = &ring {
             // SAFETY: the queue's NAPI is disabled just above. The ring is
             // freed after the queue restarts, with the NAPI running.
@@ -1241,7 +1267,12 @@ impl QueueMgmt for Nic {
         if let Err(e) = nic.start_rx_ring(q.idx, &mut ring) {
             return Err((e, ring));
         }
-        *q.rx.lock() = Some(ring);
+        // SAFETY: the queue's NAPI is disabled (`rx_stop`) until just
+        // below, and polls this ring alone; `rx_stop` detaches the ring
+        // from it, or `stop` drops it, with the NAPI disabled.
+        unsafe { ring.attach_napi(&q.napi) };
+        // The queue was stopped: there is no old ring.
+        drop(q.put_rx(ring));
         // SAFETY: the core holds the instance lock around queue ops.
         unsafe { q.napi.enable_locked() };
         // The vector may have fired while NAPI was off: the handler masked
@@ -1420,8 +1451,16 @@ impl pci::Driver for IgbRs {
         pin_init::pin_init_scope(move || {
             pdev.enable_device_mem()?;
             pdev.set_master();
+            // The device takes one buffer address per descriptor and has no
+            // scatter-gather segment limit: a mapped dma-buf is carved into
+            // buffers whatever the length of its segments, so the DMA layer
+            // may hand out segments as long as it likes (the default, 64
+            // KiB, is wrong for a dma-buf of large folios).
             // SAFETY: nothing allocates or maps DMA for the device yet.
-            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            unsafe {
+                pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())?;
+                pdev.dma_set_max_seg_size(u32::MAX);
+            }
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             let mac = reset(&bar);
             let filters = has_tuple_filters(&bar);

@@ -269,15 +269,19 @@ impl RxRing {
     /// empty to the device). The device takes frames up to `max_frame`
     /// bytes (RLPML) while the ring is in use.
     ///
+    /// The payload pool names no NAPI instance yet: a ring whose making
+    /// fails is dropped while the queue's NAPI still polls the old ring.
+    /// [`RxRing::attach_napi`] hands the pool to the NAPI once the ring is
+    /// the queue's.
+    ///
     /// # Safety
     ///
     /// The device's instance lock is held (the pool takes the queue's
-    /// memory provider). `napi`, the queue's, is disabled when the ring is
-    /// dropped or [`RxRing::detach_napi`] is called before.
+    /// memory provider).
     pub(crate) unsafe fn new(
         dev: &Device<Bound>,
         netdev: &NetDevice,
-        (idx, napi): (u32, &Napi<super::QueuePair>),
+        idx: u32,
         split: bool,
         cfg: &QueueConfig,
         (n, max_frame): (u32, u32),
@@ -285,10 +289,8 @@ impl RxRing {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
-        // SAFETY: the instance lock is held, per the caller; `napi` polls
-        // the ring, alone, and is disabled when the pool goes, per the
-        // caller.
-        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx).napi(napi) };
+        // SAFETY: the instance lock is held, per the caller.
+        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
         let pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The
@@ -351,6 +353,20 @@ impl RxRing {
     /// Descriptors in the ring.
     pub(crate) fn len(&self) -> usize {
         self.bufs.len()
+    }
+
+    /// Hands the payload pool to `napi`, the queue's, which polls this ring
+    /// from now on: buffers freed in its poll go straight back to the
+    /// pool's cache. Sleeps.
+    ///
+    /// # Safety
+    ///
+    /// `napi` is disabled, or not added yet; it polls this ring alone while
+    /// enabled; [`RxRing::detach_napi`] is called, or the ring dropped,
+    /// while `napi` is disabled, before it is removed.
+    pub(crate) unsafe fn attach_napi(&self, napi: &Napi<super::QueuePair>) {
+        // SAFETY: per the caller; the pool was made without a NAPI.
+        unsafe { self.pool.enable_direct_recycling(napi) };
     }
 
     /// Unties the payload pool from the queue's NAPI, so that the ring may

@@ -792,21 +792,31 @@ impl Operations for Nic {
     fn open(dev: &Device<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
-        for q in nic.active() {
+        let prepared = nic.active().iter().try_for_each(|q| {
             // CAST: below QUEUES.
             let cfg = dev.queue_config(q.idx as u32);
             // SAFETY: the core holds the instance lock around the ops of a
             // device with the queue management API.
             let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
             // SAFETY: the pair's NAPI is off the device (`stop` took it
-            // off), and polls this ring alone once added; `stop` drops the
-            // ring with the NAPI disabled.
+            // off), and polls this ring alone once added; `stop`, or the
+            // unwinding below, drops the ring with the NAPI off.
             unsafe { ring.attach_napi(&q.napi) };
-            // A ring left by a failed open goes outside the lock: its
-            // pools sleep on the way out.
+            // The pair has no ring here (`stop`, or the unwinding below,
+            // took it): nothing to drop.
             drop(q.put_rx(ring));
+            Ok(())
+        });
+        if let Err(e) = prepared.and_then(|()| nic.configure()) {
+            // The core does not call `stop` after a failed open: give back
+            // what the pairs before the failure got, with the queues off.
+            nic.quiesce();
+            for q in nic.active() {
+                drop(q.take_rx());
+                q.tx.lock().reset(nic.bound());
+            }
+            return Err(e);
         }
-        nic.configure()?;
         for q in nic.active() {
             // SAFETY: the core holds the instance lock around the ops of a
             // device with the queue management API; the instance is in the
@@ -1190,22 +1200,36 @@ impl ethtool::Ops for Nic {
         if n == nic.active().len() {
             return Ok(());
         }
+        let old = nic.active().len();
         let running = dev.is_running();
         if running {
             <Nic as Operations>::stop(dev)?;
         }
-        // SAFETY: the core holds RTNL around `set_channels` (the ethtool
-        // adapter asks for it); the device is down, so no queue is in use.
-        let set = unsafe { dev.set_real_num_queues(ch.combined_count, ch.combined_count) };
-        if set.is_ok() {
+        let use_pairs = |n: usize| -> Result {
+            // CAST: at most QUEUES.
+            let count = n as u32;
+            // SAFETY: the core holds RTNL around `set_channels` (the
+            // ethtool adapter asks for it); the device is down, so no
+            // queue is in use.
+            unsafe { dev.set_real_num_queues(count, count)? };
             nic.active.store(n, Relaxed);
             if !dev.rxfh_configured() {
                 nic.rss.lock().spread(n);
             }
-        }
+            Ok(())
+        };
+        let set = use_pairs(n);
         if running {
             // The counters of pairs out of use stay in the base stats.
-            <Nic as Operations>::open(dev)?;
+            if let Err(e) = <Nic as Operations>::open(dev) {
+                // Back on the pairs that worked, so that a failed request
+                // changes nothing.
+                if set.is_ok() {
+                    use_pairs(old)?;
+                }
+                <Nic as Operations>::open(dev)?;
+                return Err(e);
+            }
         }
         set
     }

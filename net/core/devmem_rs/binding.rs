@@ -769,6 +769,37 @@ mod tests {
     }
 
     #[test]
+    fn unmaps_in_the_direction_it_mapped() -> Result {
+        // The C core once unmapped every binding with `DMA_FROM_DEVICE`,
+        // wrong for TX: check both directions, on release and on a failed
+        // bind.
+        for dir in [DataDirection::FromDevice, DataDirection::ToDevice] {
+            let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+            let ok = with_device(|dev| -> Result {
+                let b = Binding::bind(&buf, dev, dir, 12).map_err(|e| e.errno())?;
+                assert_eq!(b.is_tx(), dir == DataDirection::ToDevice);
+                Ok(())
+            })?;
+            ok?;
+            assert!(wait_unmapped(&buf));
+            let seen = test_exporter::seen(&buf);
+            assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+            assert_eq!(seen.last_map, Some(dir));
+            assert_eq!(seen.last_unmap, Some(dir));
+
+            // Refused after mapping (a misaligned segment): unmapped at
+            // once, in the same direction.
+            let bad = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0800, 2 * PAGE)])?;
+            let err = with_device(|dev| Binding::bind(&bad, dev, dir, 12).err())?;
+            assert!(matches!(err, Some(BindError::Carve(_))));
+            let seen = test_exporter::seen(&bad);
+            assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+            assert_eq!(seen.last_unmap, Some(dir));
+        }
+        Ok(())
+    }
+
+    #[test]
     fn last_reference_frees_everything() -> Result {
         let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
         let ok = with_device(|dev| -> Result {

@@ -241,10 +241,34 @@ pub mod test_exporter {
         },
     };
 
+    /// The `last_map` and `last_unmap` of a buffer not mapped or unmapped
+    /// yet: no direction's value.
+    const NO_DIRECTION: i32 = -1;
+
     /// What the exporter keeps per buffer.
     struct State {
         segments: KVec<(DmaAddress, u32)>,
+        /// Mappings live now.
         maps: Atomic<u32>,
+        /// Mappings made, ever.
+        made: Atomic<u32>,
+        /// Mappings unmapped, ever.
+        unmaps: Atomic<u32>,
+        /// Unmaps in another direction than their mapping was made for.
+        wrong_direction: Atomic<u32>,
+        /// The C value of the direction of the last map.
+        last_map: Atomic<i32>,
+        /// The C value of the direction of the last unmap.
+        last_unmap: Atomic<i32>,
+    }
+
+    /// A table [`map`] made, with the direction it made it for, so that
+    /// [`unmap`] can check it is given back the same one.
+    #[repr(C)]
+    struct Table {
+        // First: the table's address is the one the dma-buf core sees.
+        sgt: bindings::sg_table,
+        dir: bindings::dma_data_direction,
     }
 
     /// `map_dma_buf`: a table with the test's segments.
@@ -255,26 +279,31 @@ pub mod test_exporter {
     /// by [`export`].
     unsafe extern "C" fn map(
         att: *mut bindings::dma_buf_attachment,
-        _dir: bindings::dma_data_direction,
+        dir: bindings::dma_data_direction,
     ) -> *mut bindings::sg_table {
         // SAFETY: the attachment and its dma-buf are valid during the call;
         // `priv_` is the `State` this exporter put there.
         let state = unsafe { &*(*(*att).dmabuf).priv_.cast::<State>() };
         let n = state.segments.len();
-        let Ok(sgt) = KBox::new(
-            // SAFETY: all-zero is an empty `sg_table`.
-            unsafe { core::mem::zeroed::<bindings::sg_table>() },
+        let Ok(table) = KBox::new(
+            Table {
+                // SAFETY: all-zero is an empty `sg_table`.
+                sgt: unsafe { core::mem::zeroed() },
+                dir,
+            },
             GFP_KERNEL,
         ) else {
             return ENOMEM.to_ptr();
         };
-        let sgt = KBox::into_raw(sgt);
+        let table = KBox::into_raw(table);
+        // The table is the first field of the `#[repr(C)]` `Table`.
+        let sgt = table.cast::<bindings::sg_table>();
         // CAST: a test uses a handful of segments.
         // SAFETY: `sgt` is a valid, empty table.
         let ret = unsafe { bindings::sg_alloc_table(sgt, n as u32, GFP_KERNEL.as_raw()) };
         if ret != 0 {
-            // SAFETY: `sgt` came from `KBox::into_raw` above.
-            drop(unsafe { KBox::from_raw(sgt) });
+            // SAFETY: `table` came from `KBox::into_raw` above.
+            drop(unsafe { KBox::from_raw(table) });
             return Error::from_errno(ret).to_ptr();
         }
         // SAFETY: `sg_alloc_table` made `n` entries in one chunk: `n` is
@@ -286,10 +315,13 @@ pub mod test_exporter {
             sg.length = len;
         }
         state.maps.add(1, Relaxed);
+        state.made.add(1, Relaxed);
+        state.last_map.store(dir.0, Relaxed);
         sgt
     }
 
-    /// `unmap_dma_buf`: frees a table made by [`map`].
+    /// `unmap_dma_buf`: frees a table made by [`map`], noting whether the
+    /// direction is the one it was mapped for.
     ///
     /// # Safety
     ///
@@ -298,15 +330,23 @@ pub mod test_exporter {
     unsafe extern "C" fn unmap(
         att: *mut bindings::dma_buf_attachment,
         sgt: *mut bindings::sg_table,
-        _dir: bindings::dma_data_direction,
+        dir: bindings::dma_data_direction,
     ) {
         // SAFETY: as in `map`.
         let state = unsafe { &*(*(*att).dmabuf).priv_.cast::<State>() };
+        // `map` returned the first field of a `Table`.
+        let table = sgt.cast::<Table>();
+        // SAFETY: `table` is valid until it is freed below.
+        if unsafe { (*table).dir } != dir {
+            state.wrong_direction.add(1, Relaxed);
+        }
+        state.unmaps.add(1, Relaxed);
+        state.last_unmap.store(dir.0, Relaxed);
         state.maps.fetch_sub(1, Relaxed);
         // SAFETY: `sgt` is a table `map` made and nobody uses any more.
         unsafe { bindings::sg_free_table(sgt) };
-        // SAFETY: `map` made `sgt` with `KBox::into_raw`.
-        drop(unsafe { KBox::from_raw(sgt) });
+        // SAFETY: `map` made `table` with `KBox::into_raw`.
+        drop(unsafe { KBox::from_raw(table) });
     }
 
     /// `release`: frees the buffer's state.
@@ -341,6 +381,11 @@ pub mod test_exporter {
             State {
                 segments: segs,
                 maps: Atomic::new(0),
+                made: Atomic::new(0),
+                unmaps: Atomic::new(0),
+                wrong_direction: Atomic::new(0),
+                last_map: Atomic::new(NO_DIRECTION),
+                last_unmap: Atomic::new(NO_DIRECTION),
             },
             GFP_KERNEL,
         )?;
@@ -366,12 +411,57 @@ pub mod test_exporter {
         }
     }
 
-    /// How many mappings of `buf`, made by [`export`], are live.
-    pub fn live_maps(buf: &DmaBuf) -> u32 {
+    /// The state of `buf`, made by [`export`].
+    fn state_of(buf: &DmaBuf) -> &State {
         // SAFETY: `buf` was made by `export`, whose `priv_` is a `State`
         // that lives as long as the buffer.
-        let state = unsafe { &*(*buf.as_raw()).priv_.cast::<State>() };
-        state.maps.load(Relaxed)
+        unsafe { &*(*buf.as_raw()).priv_.cast::<State>() }
+    }
+
+    /// How many mappings of `buf`, made by [`export`], are live.
+    pub fn live_maps(buf: &DmaBuf) -> u32 {
+        state_of(buf).maps.load(Relaxed)
+    }
+
+    /// What the exporter saw of the mappings of a buffer.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Seen {
+        /// Mappings made.
+        pub maps: u32,
+        /// Mappings unmapped.
+        pub unmaps: u32,
+        /// Unmaps in another direction than the one their mapping was
+        /// made for: an importer's bug, which a real exporter does not
+        /// catch but passes on to its DMA unmapping.
+        pub wrong_direction: u32,
+        /// The direction of the last mapping, if there was one.
+        pub last_map: Option<DataDirection>,
+        /// The direction of the last unmap, if there was one.
+        pub last_unmap: Option<DataDirection>,
+    }
+
+    /// The direction whose C value is `raw`, if any.
+    fn direction(raw: i32) -> Option<DataDirection> {
+        [
+            DataDirection::Bidirectional,
+            DataDirection::ToDevice,
+            DataDirection::FromDevice,
+            DataDirection::None,
+        ]
+        .into_iter()
+        .find(|&d| bindings::dma_data_direction::from(d).0 == raw)
+    }
+
+    /// What the exporter saw of the mappings of `buf`, made by [`export`].
+    pub fn seen(buf: &DmaBuf) -> Seen {
+        let s = state_of(buf);
+        Seen {
+            maps: s.made.load(Relaxed),
+            unmaps: s.unmaps.load(Relaxed),
+            wrong_direction: s.wrong_direction.load(Relaxed),
+            last_map: direction(s.last_map.load(Relaxed)),
+            last_unmap: direction(s.last_unmap.load(Relaxed)),
+        }
     }
 }
 
@@ -412,6 +502,48 @@ mod tests {
         assert_eq!(map.direction(), DataDirection::FromDevice);
         assert_eq!(map.attachment().dma_buf().size(), 3 * PAGE_SIZE);
         drop(map);
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn exporter_sees_the_unmap_direction() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let none = test_exporter::seen(&buf);
+        assert_eq!((none.maps, none.last_map, none.last_unmap), (0, None, None));
+
+        // A `Mapping` unmaps in the direction it mapped.
+        drop(Attachment::new(&buf, dev)?.map(DataDirection::ToDevice)?);
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+        assert_eq!(seen.last_map, Some(DataDirection::ToDevice));
+        assert_eq!(seen.last_unmap, Some(DataDirection::ToDevice));
+
+        // By hand, the bug the count is there to catch: mapped for the
+        // device to read, unmapped as if it had written.
+        let att = Attachment::new(&buf, dev)?;
+        // SAFETY: the attachment is valid and not mapped.
+        let sgt = from_err_ptr(unsafe {
+            bindings::dma_buf_map_attachment_unlocked(
+                att.raw.as_ptr(),
+                DataDirection::ToDevice.into(),
+            )
+        })?;
+        // SAFETY: `sgt` is this attachment's mapping, unmapped once, here.
+        unsafe {
+            bindings::dma_buf_unmap_attachment_unlocked(
+                att.raw.as_ptr(),
+                sgt,
+                DataDirection::FromDevice.into(),
+            )
+        };
+        drop(att);
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (2, 2, 1));
+        assert_eq!(seen.last_unmap, Some(DataDirection::FromDevice));
         assert_eq!(test_exporter::live_maps(&buf), 0);
         Ok(())
     }

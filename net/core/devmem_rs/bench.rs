@@ -11,8 +11,9 @@
 //! back). Both providers see the same calls; they differ in how they hand
 //! out and take back `net_iov`s:
 //!
-//! - Rust: up to 64 numbers off the lock-free free list in one exchange per
-//!   refill, one exchange per free;
+//! - Rust: one number off the lock-free free list per call (an exchange of
+//!   the head and a store to the number's link), and per free an exchange
+//!   of the link, which catches a double free, and one of the head;
 //! - C (`net/core/devmem.c`): one `net_iov` per call from a first-fit
 //!   gen_pool over the binding's DMA addresses, `gen_pool_has_addr` and
 //!   `gen_pool_free` per free.

@@ -243,6 +243,9 @@ impl Binding {
                 GFP_KERNEL,
             )?;
         }
+        // `count` is at most `MAX_ENTRIES`: `Layout::carve` refused a larger
+        // mapping with `CarveError::TooLarge` (`E2BIG`) above, before the
+        // allocations here, so the free list fails only for memory.
         let free = FreeList::new(count, GFP_KERNEL).map_err(|_| BindError::NoMemory)?;
 
         let mut this = KBox::pin_init(
@@ -459,13 +462,9 @@ impl Binding {
         self.free.pop().and_then(|i| self.net_iov(i))
     }
 
-    /// Takes up to `out.len()` free `net_iov` numbers at once.
-    pub fn alloc_bulk(&self, out: &mut [u32]) -> usize {
-        self.free.pop_bulk(out)
-    }
-
     /// Puts back a `net_iov` taken with [`Binding::alloc`]. A `net_iov` of
-    /// another binding is refused with a warning.
+    /// another binding, or one that is free already, is refused with a
+    /// warning.
     pub fn free(&self, niov: &NetIov) {
         match self.index_of(niov) {
             Some(i) => self.free.push(i),
@@ -687,6 +686,62 @@ mod tests {
     }
 
     #[test]
+    fn double_free_hands_the_net_iov_out_once() -> Result {
+        let buf = test_exporter::export(3 * PAGE_SIZE, &[(0x10_0000, 3 * PAGE)])?;
+        let ok = with_device(|dev| -> Result {
+            let b =
+                Binding::bind(&buf, dev, DataDirection::FromDevice, 12).map_err(|e| e.errno())?;
+            let n = b.alloc().ok_or(EINVAL)?;
+            b.free(n);
+            // Refused with a warning; C's gen_pool_free() hits a BUG_ON.
+            b.free(n);
+            // At most twice the count: a free list with a cycle would hand
+            // the same `net_iov` out forever.
+            let mut got = KVec::new();
+            while got.len() < 6 {
+                let Some(n) = b.alloc() else { break };
+                got.push(b.index_of(n).ok_or(EINVAL)?, GFP_KERNEL)?;
+            }
+            assert_eq!(&got[..], &[0, 1, 2]);
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+
+    #[cfg(CONFIG_64BIT)]
+    #[test]
+    fn more_net_iovs_than_the_free_list_numbers_is_e2big() -> Result {
+        const NIOV: u32 = 1 << 12;
+        // The most 4 KiB `net_iov`s a segment's 32-bit length holds.
+        const PER_SEG: u32 = u32::MAX / NIOV;
+        // One more `net_iov` than a free list numbers (128 GiB), in 33
+        // segments at distinct DMA addresses: few enough for the test
+        // exporter's one-page scatterlist.
+        let want = crate::freelist::MAX_ENTRIES + 1;
+        let mut segs = KVec::new();
+        let mut left = want;
+        let mut addr: DmaAddress = 0;
+        while left > 0 {
+            let n = left.min(PER_SEG);
+            segs.push((addr, n * NIOV), GFP_KERNEL)?;
+            addr += 1 << 32;
+            left -= n;
+        }
+        let buf = test_exporter::export(usize::try_from(want)? << 12, &segs)?;
+        let err = with_device(|dev| Binding::bind(&buf, dev, DataDirection::FromDevice, 12).err())?;
+        // Refused while carving, before the `net_iov` array (which
+        // `kvmalloc` would refuse anyway, beyond `INT_MAX` bytes) is
+        // allocated, with the errno of any binding too large to number.
+        let e = err.ok_or(EINVAL)?;
+        assert!(matches!(e, BindError::Carve(CarveError::TooLarge)));
+        assert_eq!(e.errno(), E2BIG);
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
     fn misaligned_segment_is_refused_and_unmapped() -> Result {
         let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0800, 2 * PAGE)])?;
         let err = with_device(|dev| Binding::bind(&buf, dev, DataDirection::FromDevice, 12).err())?;
@@ -710,6 +765,37 @@ mod tests {
             Some(&b"TX dma-buf size must be a multiple of PAGE_SIZE"[..])
         );
         assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn unmaps_in_the_direction_it_mapped() -> Result {
+        // The C core once unmapped every binding with `DMA_FROM_DEVICE`,
+        // wrong for TX: check both directions, on release and on a failed
+        // bind.
+        for dir in [DataDirection::FromDevice, DataDirection::ToDevice] {
+            let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+            let ok = with_device(|dev| -> Result {
+                let b = Binding::bind(&buf, dev, dir, 12).map_err(|e| e.errno())?;
+                assert_eq!(b.is_tx(), dir == DataDirection::ToDevice);
+                Ok(())
+            })?;
+            ok?;
+            assert!(wait_unmapped(&buf));
+            let seen = test_exporter::seen(&buf);
+            assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+            assert_eq!(seen.last_map, Some(dir));
+            assert_eq!(seen.last_unmap, Some(dir));
+
+            // Refused after mapping (a misaligned segment): unmapped at
+            // once, in the same direction.
+            let bad = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0800, 2 * PAGE)])?;
+            let err = with_device(|dev| Binding::bind(&bad, dev, dir, 12).err())?;
+            assert!(matches!(err, Some(BindError::Carve(_))));
+            let seen = test_exporter::seen(&bad);
+            assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+            assert_eq!(seen.last_unmap, Some(dir));
+        }
         Ok(())
     }
 

@@ -11,19 +11,80 @@
 //!
 //! Costs, for the page_pool paths that use it:
 //!
-//! - [`FreeList::pop`] and [`FreeList::push`]: O(1), one compare-and-exchange
-//!   when uncontended, no lock, no allocation;
-//! - [`FreeList::pop_bulk`]: up to `n` indices for one compare-and-exchange,
-//!   for refilling a page_pool's allocation cache in one go.
+//! - [`FreeList::pop`]: O(1), one compare-and-exchange of the head when
+//!   uncontended and one store to the index's link, no lock, no allocation;
+//! - [`FreeList::push`]: O(1), one compare-and-exchange of the index's link
+//!   and one of the head when uncontended;
+//! - [`FreeList::pop_bulk`]: up to `n` indices for one compare-and-exchange
+//!   of the head and `n` stores.
 //!
 //! The C implementation takes one `net_iov` per call from a `gen_pool`
 //! bitmap, whose search is linear in the size of the chunk.
 //!
-//! The tag is 32 bits wide: a pop that is delayed between reading the top
-//! and its compare-and-exchange by exactly a multiple of 2^32 other
-//! operations, ending with the same top, would go wrong. That takes
-//! billions of operations while one CPU is stalled inside a few
-//! instructions, with bottom halves off on the page_pool paths.
+//! # Double frees
+//!
+//! The link of an index that is handed out holds [`TAKEN`]. A push first
+//! turns that [`TAKEN`] into a link with a compare-and-exchange, and only
+//! then puts the index on the stack; a pop stores [`TAKEN`] back into the
+//! links of what it hands out. A second push of an index that is already
+//! free finds no [`TAKEN`]: it is refused with a warning and never reaches
+//! the stack, so no index is handed out twice (the C core's `gen_pool_free`
+//! hits a `BUG_ON` there). Of two pushes of one index that race, at most
+//! one wins the exchange on its link.
+//!
+//! A pop sees its indices leave the stack when its exchange of the head
+//! succeeds, and marks them [`TAKEN`] just after. A push of one of them in
+//! between is refused too: the index is off the stack, but the pusher
+//! cannot own it, since the pop has not returned it to anyone yet. What no
+//! check can catch is a double free that comes after the index was handed
+//! out again: the second push then frees the new owner's index, exactly as
+//! a legitimate free by that owner would. The C core cannot tell those
+//! apart either.
+//!
+//! A pop that walks the links below a stale head may read [`TAKEN`] from
+//! an index popped since: it starts again, since its exchange would fail
+//! anyway, and so [`TAKEN`] never becomes the top. The marks need no
+//! ordering of their own: a push reads the mark with an exchange, which
+//! sees the latest value, and a pop's store of it happens before anyone it
+//! hands the index to can push it.
+//!
+//! # The tag
+//!
+//! The head word holds the top index in its low [`INDEX_BITS`] (25) bits
+//! and the tag in the other 39, which counts the successful exchanges of
+//! the head and wraps at 2^39. 2^25 - 1 `net_iov`s, 128 GiB of 4 KiB ones,
+//! is also the most a binding can allocate: their array is one `kvmalloc`
+//! allocation of 64-byte `struct net_iov`s, which the allocator caps at
+//! `INT_MAX` bytes. (The C core caps each DMA segment that way, but not
+//! the whole binding.)
+//!
+//! Only a pop can be fooled by a stale head. A push that read a stale head
+//! writes a stale link, but its exchange succeeds only if the head names
+//! the same top as the one it linked to, which makes the link right again.
+//! A pop reads the head, then the links below the top, and exchanges the
+//! head for the index below the last one it takes. If meanwhile other CPUs
+//! popped and pushed so that the same index is on top again, the links it
+//! read may be stale; the tag makes its exchange fail unless the number of
+//! successful exchanges in between is an exact multiple of 2^39, about
+//! 5.5 * 10^11, and the same index is on top at that moment.
+//!
+//! Nothing bounds the time between a pop's read and its exchange: rings
+//! are also filled from process context (`ndo_queue_mem_alloc`,
+//! `ndo_open`), where the task can be preempted in between, and a virtual
+//! CPU can be stopped by its host anywhere. The argument rests on the
+//! count of exchanges instead. Each is a locked read-modify-write of the one cache line that
+//! holds the head, on which all CPUs serialise; at 10 ns each, less than a
+//! contended exchange costs even without the page_pool work around it,
+//! 2^39 of them take over an hour and a half. For scale, 400 Gb/s of 4 KiB
+//! buffers is about 12 million allocations and as many frees a second, at
+//! which 2^39 exchanges take over six hours. A pop would have to stay
+//! stopped between two of its instructions for that long, while the
+//! binding's queues run flat out the whole time, and then resume within
+//! one exchange of an exact multiple of 2^39 with the same index on top.
+//! That is not a reachable state of a running system. Were it reached,
+//! the stack would hand out an index in use, but would stay memory safe:
+//! every link stays a valid index, [`END`] or [`TAKEN`], and every walk of
+//! the links is bounded.
 
 use kernel::{
     alloc::{
@@ -40,48 +101,63 @@ use kernel::{
     },
 };
 
-/// The link value that ends the stack.
-const END: u32 = u32::MAX;
+/// The bits of the head word that hold the index on top of the stack; the
+/// tag has the rest.
+const INDEX_BITS: u32 = 25;
+
+/// The index bits of the head word.
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// One step of the tag, in the head word.
+const TAG_ONE: u64 = 1 << INDEX_BITS;
+
+/// The link value that ends the stack: the largest value the index bits
+/// of the head hold.
+const END: u32 = (1 << INDEX_BITS) - 1;
+
+/// The link value of an index that is handed out. Never in the head: it
+/// does not fit the index bits.
+const TAKEN: u32 = u32::MAX;
 
 /// The largest number of indices a [`FreeList`] holds, so that every index
-/// differs from [`END`].
-pub const MAX_ENTRIES: u32 = END - 1;
-
-/// Packs a generation tag and the index on top of the stack.
-#[inline]
-fn pack(tag: u32, top: u32) -> u64 {
-    (u64::from(tag) << 32) | u64::from(top)
-}
+/// fits the head word beside the tag and differs from [`END`].
+///
+/// A binding of more `net_iov`s is refused by
+/// [`super::layout::Layout::carve`], with `E2BIG`, before it allocates
+/// them.
+pub const MAX_ENTRIES: u32 = END;
 
 /// The index on top of the stack, from a packed head.
 #[inline]
 fn top(head: u64) -> u32 {
-    // CAST: the low 32 bits are the top index, by construction in `pack`.
-    head as u32
+    // CAST: masked to `INDEX_BITS`, which fit a u32.
+    (head & INDEX_MASK) as u32
 }
 
-/// The generation tag, from a packed head.
+/// The head that follows `head` after a successful exchange, with `top` on
+/// top: the tag goes up by one, wrapping at 2^(64 - `INDEX_BITS`).
 #[inline]
-fn tag(head: u64) -> u32 {
-    // CAST: the high 32 bits are the tag, by construction in `pack`.
-    (head >> 32) as u32
+fn bump(head: u64, top: u32) -> u64 {
+    (head & !INDEX_MASK).wrapping_add(TAG_ONE) | u64::from(top)
 }
 
 /// A lock-free stack of the free indices in `0..len`.
 ///
 /// Each index is either on the stack or owned by whoever popped it; only the
-/// owner pushes it back. Pushing an index that is already on the stack is a
-/// caller bug that corrupts the stack (it cannot make it unsafe: every link
-/// is a valid index or [`END`]).
+/// owner pushes it back. A push of an index that is not handed out is
+/// refused (see the module documentation).
 ///
 /// # Invariants
 ///
-/// - `top(head)` and every `next[i]` are below `next.len()` or are [`END`].
+/// - `top(head)` is below `next.len()` or is [`END`].
+/// - Every `next[i]` is below `next.len()`, [`END`] or [`TAKEN`], and is
+///   not [`TAKEN`] while `i` is on the stack.
 /// - `next.len() <= MAX_ENTRIES`.
 pub struct FreeList {
     /// The packed top of the stack and its generation tag.
     head: Atomic<u64>,
-    /// `next[i]`: the index below `i` while `i` is on the stack.
+    /// `next[i]`: the index below `i` while `i` is on the stack, [`TAKEN`]
+    /// while it is handed out.
     next: KVVec<Atomic<u32>>,
 }
 
@@ -102,9 +178,10 @@ impl FreeList {
                 .map_err(|_| ENOMEM)?;
         }
         let first = if len > 0 { 0 } else { END };
-        // INVARIANT: the links are `1..len` and END, the top is 0 or END.
+        // INVARIANT: every index is on the stack, with links `1..len` and
+        // END; the top is 0 or END; `len` was checked above.
         Ok(Self {
-            head: Atomic::new(pack(0, first)),
+            head: Atomic::new(u64::from(first)),
             next,
         })
     }
@@ -139,27 +216,46 @@ impl FreeList {
         // Acquire pairs with the release in `push`: the links of the indices
         // on the stack are visible once their push is.
         let mut head = self.head.load(Acquire);
-        loop {
+        'retry: loop {
             let mut n = 0;
             let mut cur = top(head);
             // The links may change under us when the stack does; then the
             // tag has changed and the exchange below fails. Every link is a
-            // valid index or END (the invariant) and the walk is bounded by
-            // `out.len()`, so a stale walk only wastes time.
+            // valid index, END or TAKEN (the invariant) and the walk is
+            // bounded by `out.len()`, so a stale walk only wastes time.
             while n < out.len() && cur != END {
                 out[n] = cur;
                 cur = self.link(cur).load(Relaxed);
                 n += 1;
+                if cur == TAKEN {
+                    // While the stack is as `head` saw it, no link on it is
+                    // TAKEN (the invariant): `out[n - 1]` was popped since,
+                    // so the exchange would fail. It must not succeed
+                    // either, which a wrapped tag would allow: TAKEN is no
+                    // top. Start again.
+                    head = self.head.load(Acquire);
+                    continue 'retry;
+                }
             }
             if n == 0 {
                 return 0;
             }
-            // INVARIANT: `cur` is a link read from the stack, or END.
-            match self
-                .head
-                .cmpxchg(head, pack(tag(head).wrapping_add(1), cur), Acquire)
-            {
-                Ok(_) => return n,
+            // INVARIANT: `cur` is a link read from the stack that is not
+            // TAKEN, or END.
+            match self.head.cmpxchg(head, bump(head, cur), Acquire) {
+                Ok(_) => {
+                    // The indices are ours now and off the stack: mark them
+                    // handed out, so that `push` takes each back once. Until
+                    // this store a push of one of them is refused, which is
+                    // right: no one but us owns it yet. Whoever we hand an
+                    // index to sees the store before it can push it, through
+                    // whatever hands the index over.
+                    for &i in &out[..n] {
+                        // INVARIANT: `i` is no longer on the stack.
+                        self.link(i).store(TAKEN, Relaxed);
+                    }
+                    return n;
+                }
                 // A failed exchange orders nothing: read the head again.
                 Err(_) => head = self.head.load(Acquire),
             }
@@ -167,23 +263,41 @@ impl FreeList {
     }
 
     /// Puts back an index taken with [`FreeList::pop`] or
-    /// [`FreeList::pop_bulk`].
+    /// [`FreeList::pop_bulk`]. An index out of range, or one that is free
+    /// already (a double free), is refused with a warning and does not
+    /// reach the stack.
     pub fn push(&self, idx: u32) {
         if idx >= self.capacity() {
             // Not one of ours: keep the invariant rather than the index.
             pr_warn_once!("freeing net_iov index {idx} out of range\n");
             return;
         }
+        let link = self.link(idx);
         let mut head = self.head.load(Relaxed);
+        // Take the index from "handed out" to "free" before it goes on the
+        // stack. Only this exchange turns a TAKEN link into a link, and only
+        // a pop turns it back, after taking the index off the stack: of any
+        // number of pushes of one handed-out index, exactly one gets past
+        // here, and an index on the stack, or on its way there, is never
+        // pushed again. A failed exchange writes nothing.
+        //
+        // INVARIANT: `idx` is not on the stack; `top(head)` is a valid
+        // index or END.
+        if link.cmpxchg(TAKEN, top(head), Relaxed).is_err() {
+            pr_warn_once!("net_iov index {idx} freed twice\n");
+            return;
+        }
         loop {
-            self.link(idx).store(top(head), Relaxed);
-            // INVARIANT: `idx` is below `next.len()`, checked above.
-            match self
-                .head
-                .cmpxchg(head, pack(tag(head).wrapping_add(1), idx), Release)
-            {
+            // INVARIANT: `idx` is below `next.len()`, checked above, and its
+            // link is `top(head)`, not TAKEN.
+            match self.head.cmpxchg(head, bump(head, idx), Release) {
                 Ok(_) => return,
-                Err(cur) => head = cur,
+                Err(cur) => {
+                    head = cur;
+                    // INVARIANT: `idx` is still off the stack, and only we
+                    // write its link until it is on.
+                    link.store(top(head), Relaxed);
+                }
             }
         }
     }
@@ -192,6 +306,24 @@ impl FreeList {
 #[kunit_tests(devmem_rs_freelist)]
 mod tests {
     use super::*;
+
+    /// Drains `fl` with bulk pops and returns what it handed out, in order.
+    /// Stops at twice the capacity, so that a stack with a cycle cannot
+    /// loop forever: a test compares the result instead.
+    fn drain(fl: &FreeList) -> Result<KVec<u32>> {
+        // CAST: u32 to usize is lossless on Linux.
+        let most = 2 * fl.capacity() as usize;
+        let mut got = KVec::new();
+        let mut out = [0u32; 3];
+        while got.len() < most {
+            let n = fl.pop_bulk(&mut out);
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&out[..n], GFP_KERNEL)?;
+        }
+        Ok(got)
+    }
 
     #[test]
     fn empty_list_has_nothing() -> Result {
@@ -284,7 +416,73 @@ mod tests {
     }
 
     #[test]
+    fn double_push_then_drain_hands_each_index_out_once() -> Result {
+        let fl = FreeList::new(4, GFP_KERNEL)?;
+        assert_eq!(fl.pop(), Some(0));
+        assert_eq!(fl.pop(), Some(1));
+        fl.push(0);
+        // A double free: refused, where it used to link 0 below itself.
+        fl.push(0);
+        fl.push(1);
+        let got = drain(&fl)?;
+        assert_eq!(&got[..], &[1, 0, 2, 3]);
+        assert_eq!(fl.pop(), None);
+        // The refused push left the index's state alone: handed out again,
+        // it comes back once.
+        fl.push(0);
+        assert_eq!(fl.pop(), Some(0));
+        assert_eq!(fl.pop(), None);
+        Ok(())
+    }
+
+    #[test]
+    fn push_of_an_index_never_handed_out_is_refused() -> Result {
+        let fl = FreeList::new(3, GFP_KERNEL)?;
+        // Index 1 is free and below the top: pushing it would make a cycle
+        // 1 -> 0 -> 1.
+        fl.push(1);
+        fl.push(1);
+        let got = drain(&fl)?;
+        assert_eq!(&got[..], &[0, 1, 2]);
+        Ok(())
+    }
+
+    #[test]
+    fn double_push_after_a_bulk_pop_is_refused() -> Result {
+        let fl = FreeList::new(6, GFP_KERNEL)?;
+        let mut out = [0u32; 4];
+        assert_eq!(fl.pop_bulk(&mut out), 4);
+        // Everything a bulk pop handed out goes back once, and only once.
+        for &i in out.iter().rev() {
+            fl.push(i);
+            fl.push(i);
+        }
+        let got = drain(&fl)?;
+        assert_eq!(&got[..], &[0, 1, 2, 3, 4, 5]);
+        Ok(())
+    }
+
+    #[test]
     fn capacity_limit_is_enforced() {
         assert!(FreeList::new(MAX_ENTRIES + 1, GFP_KERNEL).is_err());
+        // The limit is what the index bits of the head hold, END aside:
+        // 2^25 - 1, the most `net_iov`s a binding's array can have.
+        assert_eq!(MAX_ENTRIES, (1 << 25) - 1);
+    }
+
+    #[test]
+    fn tag_wraps_without_touching_the_top() {
+        let last = MAX_ENTRIES - 1;
+        // The largest tag, with the largest index on top.
+        let head = !INDEX_MASK | u64::from(last);
+        assert_eq!(top(head), last);
+        // The next exchange wraps the tag to 0 and puts exactly the new top
+        // in the index bits.
+        assert_eq!(bump(head, last), u64::from(last));
+        assert_eq!(bump(head, END), u64::from(END));
+        assert_eq!(top(bump(0, last)), last);
+        assert_eq!(bump(0, last) >> INDEX_BITS, 1);
+        // TAKEN does not fit the index bits, so it is never a top.
+        assert!(top(u64::from(TAKEN)) != TAKEN);
     }
 }

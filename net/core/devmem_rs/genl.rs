@@ -208,6 +208,26 @@ fn unbind(handle: Handle, dev: Option<&Locked<'_>>) {
     drop(handle);
 }
 
+/// Installs a new binding on receive queues `rxqs` of `dev`, in order
+/// (`net_devmem_bind_dmabuf_to_queue` on each). If one fails, the binding
+/// is unbound before the error returns, as the C handler does: the queues
+/// it was installed on so far are closed first, so that none keeps the
+/// provider of a binding about to be freed.
+fn install_rxqs(
+    handle: Handle,
+    dev: &Locked<'_>,
+    rxqs: impl IntoIterator<Item = u32>,
+    extack: &ExtAck<'_>,
+) -> Result<Handle> {
+    for idx in rxqs {
+        if let Err(e) = provider::install(&handle, dev, idx, extack) {
+            unbind(handle, Some(dev));
+            return Err(e);
+        }
+    }
+    Ok(handle)
+}
+
 /// The sender's socket data and the reply, started, as both handlers take
 /// them before locking: `ENOMEM` without memory, `EMSGSIZE` if the header
 /// does not fit.
@@ -283,12 +303,7 @@ pub(crate) unsafe fn bind_rx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Re
         niov_shift,
         &extack,
     )?;
-    for idx in set_bits(&rxqs) {
-        if let Err(e) = provider::install(&handle, &dev, idx, &extack) {
-            unbind(handle, Some(&dev));
-            return Err(e);
-        }
-    }
+    let handle = install_rxqs(handle, &dev, set_bits(&rxqs), &extack)?;
 
     // The message was sized for this.
     kernel::warn_on!(msg.put_u32(A_ID.into(), handle.id()).is_err());
@@ -427,8 +442,23 @@ pub(crate) fn tx_niov_at(
 #[kunit_tests(devmem_rs_genl)]
 mod tests {
     use super::*;
-    use crate::rig::wait_unmapped;
-    use kernel::{device::Bound, dma_buf::test_exporter, faux};
+    use crate::{
+        exports,
+        rig::{
+            wait_unmapped,
+            Rig,
+            PAGE, //
+        },
+    };
+    use kernel::{
+        device::Bound,
+        dma_buf::test_exporter,
+        faux,
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
 
     #[test]
     fn socket_teardown_unbinds_everything_it_owns() -> Result {
@@ -468,6 +498,153 @@ mod tests {
         }
         assert!(sock.lock().pop().is_none());
         assert!(wait_unmapped(&buf));
+        Ok(())
+    }
+
+    #[test]
+    fn tx_binding_stays_mapped_until_the_last_frag_goes() -> Result {
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        // CAST: PAGE_SHIFT is small.
+        let h = Binding::bind(&buf, dev, DataDirection::ToDevice, PAGE_SHIFT as u32)
+            .map_err(|e| e.errno())?;
+        let id = ids::publish(&h)?;
+
+        // A send as `tcp_sendmsg_locked` makes it: the binding by its id,
+        // the `net_iov` at an offset, and an skb frag holding it, with the
+        // reference `get_netmem` takes; the send's own reference to the
+        // binding goes when it returns.
+        let b = ids::lookup(id).ok_or(EINVAL)?;
+        let (niov, off) = tx_niov_at(&b, PAGE_SIZE + 100).ok_or(EINVAL)?;
+        assert_eq!(off, 100);
+        let niov = niov.as_raw();
+        // SAFETY: a `net_iov` of the live binding `b`.
+        unsafe { exports::net_devmem_get_net_iov(niov) };
+        drop(b);
+
+        // The owner unbinds (its socket goes) while the skb is queued: the
+        // id is gone, the memory stays mapped for the device to read.
+        unbind(h, None);
+        assert!(ids::lookup(id).is_none());
+        fsleep(Delta::from_millis(50));
+        assert_eq!(test_exporter::seen(&buf).unmaps, 0);
+        assert_eq!(test_exporter::live_maps(&buf), 1);
+
+        // The skb is freed: its frag drops the last reference.
+        // SAFETY: gives up the reference taken above; nothing uses the
+        // binding through `niov` afterwards.
+        unsafe { exports::net_devmem_put_net_iov(niov) };
+        assert!(wait_unmapped(&buf));
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+        assert_eq!(seen.last_unmap, Some(DataDirection::ToDevice));
+        Ok(())
+    }
+
+    #[test]
+    fn bind_rx_rolls_back_when_a_queue_is_taken() -> Result {
+        // CAST: PAGE_SHIFT is small.
+        let shift = PAGE_SHIFT as u32;
+        let taken_buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x20_0000, PAGE)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let rig = Rig::with_queue_api(dev)?;
+        let mut raw_extack = KBox::new(
+            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
+            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `raw_extack` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
+
+        let mut taken = Binding::bind(&taken_buf, dev, DataDirection::FromDevice, shift)
+            .map_err(|e| e.errno())?;
+        taken.set_netdev(rig.netdev(), None);
+        let locked = rig.netdev().lock();
+        // Queue 1 is another binding's already.
+        provider::install(&taken, &locked, 1, &extack)?;
+
+        // bind-rx of queues 0 and 1, from where `bind_dmabuf` leaves it.
+        let mut h =
+            Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
+        h.set_netdev(rig.netdev(), None);
+        let id = ids::publish(&h)?;
+        let got = install_rxqs(h, &locked, [0, 1], &extack).map(|h| unbind(h, Some(&locked)));
+        let (queue0, queue1) = (rig.mp_priv(0), rig.mp_priv(1));
+        provider::uninstall_all(&taken, Some(&locked));
+        drop(locked);
+
+        // Queue 0 went first and was free, so only queue 1 can have failed,
+        // with C's errno and message.
+        assert_eq!(got.err(), Some(EEXIST));
+        assert_eq!(
+            extack.msg().map(|m| m.to_bytes()),
+            Some(&b"designated queue already memory provider bound"[..])
+        );
+        // Queue 0 was closed again; queue 1 kept its binding.
+        assert!(queue0.is_null());
+        assert!(core::ptr::eq(queue1, core::ptr::from_ref(&*taken).cast()));
+        // The failed binding is unpublished and freed: no page pool is left
+        // with its provider, since each would hold a reference.
+        assert!(ids::lookup(id).is_none());
+        assert!(wait_unmapped(&buf));
+        assert_eq!(test_exporter::live_maps(&taken_buf), 1);
+        drop(taken);
+        assert!(wait_unmapped(&taken_buf));
+        drop(rig);
+        Ok(())
+    }
+
+    #[test]
+    fn tx_niov_at_stops_at_the_end_of_the_buffer_and_of_its_mapping() -> Result {
+        // CAST: PAGE_SHIFT is small.
+        let shift = PAGE_SHIFT as u32;
+        let whole = test_exporter::export(3 * PAGE_SIZE, &[(0x10_0000, 3 * PAGE)])?;
+        // Four pages, of which the mapping covers two, in two segments.
+        let short = test_exporter::export(4 * PAGE_SIZE, &[(0x20_0000, PAGE), (0x40_0000, PAGE)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+
+        let b =
+            Binding::bind(&whole, dev, DataDirection::ToDevice, shift).map_err(|e| e.errno())?;
+        let size = 3 * PAGE_SIZE;
+        let (last, off) = tx_niov_at(&b, size - 1).ok_or(EINVAL)?;
+        assert_eq!(b.index_of(last), Some(2));
+        assert_eq!(off, PAGE_SIZE - 1);
+        assert!(tx_niov_at(&b, size).is_none());
+        assert!(tx_niov_at(&b, usize::MAX).is_none());
+        // As C's send path sees it (`net_devmem_get_niov_at`): the last byte
+        // has one byte left in its `net_iov`; past the end is null.
+        let raw = core::ptr::from_ref(&*b).cast_mut().cast();
+        let (mut o, mut left) = (0usize, 0usize);
+        // SAFETY: `raw` is the live binding `b`; `o` and `left` are writable.
+        let n = unsafe { exports::net_devmem_get_niov_at(raw, size - 1, &mut o, &mut left) };
+        assert_eq!(n, last.as_raw());
+        assert_eq!((o, left), (PAGE_SIZE - 1, 1));
+        // SAFETY: as above.
+        let n = unsafe { exports::net_devmem_get_niov_at(raw, size, &mut o, &mut left) };
+        assert!(n.is_null());
+
+        let s =
+            Binding::bind(&short, dev, DataDirection::ToDevice, shift).map_err(|e| e.errno())?;
+        assert_eq!(s.niov_count(), 2);
+        let (n, off) = tx_niov_at(&s, 2 * PAGE_SIZE - 1).ok_or(EINVAL)?;
+        assert_eq!(n.dma_addr(), 0x40_0000);
+        assert_eq!(off, PAGE_SIZE - 1);
+        // Inside the buffer but past its mapping: no `net_iov`, where the C
+        // core's `tx_vec` has no valid entry to give.
+        assert!(tx_niov_at(&s, 2 * PAGE_SIZE).is_none());
+        assert!(tx_niov_at(&s, 4 * PAGE_SIZE - 1).is_none());
+
+        drop(b);
+        drop(s);
+        assert!(wait_unmapped(&whole));
+        assert!(wait_unmapped(&short));
         Ok(())
     }
 }

@@ -3,9 +3,12 @@
 //! The dma-buf memory provider: page pools on a bound queue take their
 //! buffers from the binding's `net_iov`s.
 //!
-//! Unlike the C core, which hands the pool one `net_iov` per call, the
-//! provider fills the pool's allocation cache in one go (up to
-//! `PP_ALLOC_CACHE_REFILL`), with one exchange on the binding's free list.
+//! As the C core does, the provider hands the pool one `net_iov` per call
+//! and leaves the pool's allocation cache to the pool. Filling the cache
+//! in bulk (up to `PP_ALLOC_CACHE_REFILL`, as io_uring's zero-copy receive
+//! provider does) would park up to 63 `net_iov`s more in each pool than
+//! its ring asks for: taken from the other queues bound to the same
+//! dma-buf, and counted in the pool's `inflight` though nothing uses them.
 
 use super::binding::Binding;
 use kernel::{
@@ -23,8 +26,7 @@ use kernel::{
             MemoryProvider,
             MpParams,
             PagePool,
-            PoolInit,
-            ALLOC_CACHE_REFILL, //
+            PoolInit, //
         },
     },
     page::PAGE_SHIFT,
@@ -107,28 +109,15 @@ impl MemoryProvider for Binding {
     }
 
     fn alloc_netmems(this: &Self, cache: &mut AllocCache<'_>) -> Option<NetmemRef> {
-        let mut idx = [0u32; ALLOC_CACHE_REFILL];
-        // One for the caller, the rest for the cache.
-        let want = cache.room().clamp(1, ALLOC_CACHE_REFILL);
-        let n = this.alloc_bulk(&mut idx[..want]);
-        let mut out = None;
-        for (k, &i) in idx[..n].iter().enumerate() {
-            // The free list holds only numbers of this binding's `net_iov`s.
-            let Some(niov) = this.net_iov(i) else {
-                continue;
-            };
-            // SAFETY: the number came off the free list: no one else uses
-            // this `net_iov`.
-            unsafe { niov.reset_pp() };
-            cache.adopt(niov);
-            if k + 1 < n {
-                // Cannot fail: at most `room()` entries go in.
-                let _ = cache.place(niov.to_netmem());
-            } else {
-                out = Some(niov.to_netmem());
-            }
-        }
-        out
+        // One per call, as `mp_dmabuf_devmem_alloc_netmems` does: the pool
+        // calls again when its cache and ring are empty, and what it does
+        // not ask for stays on the binding for its other queues.
+        let niov = this.alloc()?;
+        // SAFETY: the `net_iov` came off the free list: no one else uses
+        // it.
+        unsafe { niov.reset_pp() };
+        cache.adopt(niov);
+        Some(niov.to_netmem())
     }
 
     fn release_netmem(this: &Self, _pool: &PagePool, netmem: NetmemRef) -> bool {
@@ -166,8 +155,21 @@ mod tests {
     };
     use kernel::net::netmem::NetIov;
 
+    /// Allocates up to `n` buffers from `rig`'s pool, fewer if it runs dry.
+    fn take(rig: &mut Rig, n: usize) -> Result<KVec<kernel::bindings::netmem_ref>> {
+        let mut got = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            let m = rig.alloc();
+            if m == 0 {
+                break;
+            }
+            got.push(m, GFP_KERNEL)?;
+        }
+        Ok(got)
+    }
+
     #[test]
-    fn pool_fills_its_cache_from_the_binding() -> Result {
+    fn pool_takes_one_net_iov_per_allocation() -> Result {
         with_binding(100, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let first = rig.alloc();
@@ -176,9 +178,14 @@ mod tests {
             let niov = unsafe { NetIov::from_raw(niov.as_ptr()) };
             assert!(b.index_of(niov).is_some());
             assert_eq!(page_pool::pp_ref_count(niov), 1);
-            // One refill took 64: one handed out, 63 left in the cache.
-            assert_eq!(rig.cached(), 63);
+            // As in C: one handed out, none parked in the pool's cache.
+            assert_eq!(rig.cached(), 0);
+            let second = rig.alloc();
+            assert!(NetmemRef::from_raw(second).is_net_iov());
+            assert!(second != first);
+            assert_eq!(rig.cached(), 0);
             rig.put(first);
+            rig.put(second);
             drop(rig);
             // Destroying the pool gave every net_iov back.
             let mut n = 0;
@@ -186,6 +193,45 @@ mod tests {
                 n += 1;
             }
             assert_eq!(n, 100);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn two_pools_share_one_binding_evenly() -> Result {
+        const HALF: usize = 100;
+        // CAST: a small count.
+        with_binding(2 * HALF as u32, |b, dev| {
+            // Two queues bound to one dma-buf, each filling a ring of HALF.
+            let mut pa = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
+            let mut pb = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
+            let got_a = take(&mut pa, HALF)?;
+            // The first pool kept nothing beyond what it handed out, so the
+            // second gets the other half (C: 100 and 100; with the cache
+            // filled 64 at a time it was 100 and 72).
+            let got_b = take(&mut pb, HALF)?;
+            // And then the binding is dry.
+            let extra = pb.alloc();
+            let counts = (got_a.len(), got_b.len());
+            for &m in got_a.iter() {
+                pa.put(m);
+            }
+            for &m in got_b.iter() {
+                pb.put(m);
+            }
+            if extra != 0 {
+                pb.put(extra);
+            }
+            drop(pa);
+            drop(pb);
+            assert_eq!(counts, (HALF, HALF));
+            assert_eq!(extra, 0);
+            // Destroying the pools gave every net_iov back.
+            let mut n = 0;
+            while b.alloc().is_some() {
+                n += 1;
+            }
+            assert_eq!(n, 2 * HALF);
             Ok(())
         })
     }

@@ -9,6 +9,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# Whether the user chose the suites (DEBUG=1 adds to the default set only).
+suites_chosen=${CHECK_SUITES:+yes}
 CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py
 	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-rss nic-lifecycle
 	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
@@ -23,7 +25,8 @@ out=$CACHE_DIR/check
 # the refcount trackers, fault injection, ...), built in a directory of its
 # own so that neither build undoes the other. It runs several times slower:
 # the VM and each test get more time, and the C core's second kernel is
-# left out unless CHECK_PARITY=1 asks for it.
+# left out unless CHECK_PARITY=1 asks for it. The default set gets the
+# fault-injection suite, which needs this kernel (fail-nth, failslab).
 if [ "${DEBUG:-0}" = 1 ]; then
 	export KBUILD_OUT=$CACHE_DIR/build-debug
 	export FRAGMENTS="$HARNESS_DIR/config/vm.config $HARNESS_DIR/config/devmem.config $HARNESS_DIR/config/debug.config"
@@ -31,6 +34,7 @@ if [ "${DEBUG:-0}" = 1 ]; then
 	CHECK_PARITY=${CHECK_PARITY:-0}
 	vm_timeout=7200
 	out=$CACHE_DIR/check-debug
+	[ -n "$suites_chosen" ] || CHECK_SUITES="$CHECK_SUITES faults"
 fi
 export VM_TIMEOUT=${VM_TIMEOUT:-$vm_timeout}
 vmres=$out/vm

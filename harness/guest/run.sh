@@ -13,8 +13,10 @@
 # driver's, so the C igb fails it), nic-filters (which frames the receive
 # filters let in: unicast, multicast, promiscuous modes), nic-rss (the RSS
 # hash fields, ethtool rx-flow-hash), nic-lifecycle (link down/up and driver
-# rebind under traffic), demo, bench-net (throughput: igb_rs vs igb, devmem
-# vs recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
+# rebind under traffic), faults (every allocation of bind-rx, bind-tx, queue
+# restarts with a binding and ndo_open failing in turn, through fail-nth; the
+# debug kernel's), demo, bench-net (throughput: igb_rs vs igb, devmem vs
+# recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
@@ -407,6 +409,7 @@ for suite in "$@"; do
 	nic-jumbo) "$(dirname "$0")/jumbo.sh" ;;
 	nic-rss) python3 "$(dirname "$0")/rss_fields.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
+	faults) python3 "$(dirname "$0")/faults.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
 	*) suite_kselftest "$suite" ;;

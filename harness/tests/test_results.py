@@ -238,6 +238,39 @@ class Judge(unittest.TestCase):
                 self.assertEqual(p.returncode, 1, p.stdout)
                 self.assertIn('1 warnings or bugs', p.stdout)
 
+    def test_fault_injection_lines_do_not_fail_the_run(self):
+        # What the faults suite makes the debug kernel print: fail_dump()
+        # at verbose 1 (lib/fault-inject.c), and what callers print when an
+        # allocation fails. The suite's own checks judge those paths.
+        lines = [
+            'FAULT_INJECTION: forcing a failure.',
+            'name failslab, interval 1, probability 0, space 0, times 1',
+            'name fail_page_alloc, interval 1, probability 0, space 0, times 0',
+            'python3: vmalloc error: size 36864, failed to allocate pages, '
+            'mode:0xdc0(GFP_KERNEL|__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0',
+            'CPU: 0 UID: 0 PID: 512 Comm: python3 Not tainted 7.3.0 #1 PREEMPT(voluntary)',
+            'SLUB: Unable to allocate memory on node -1, gfp=0xcc0(GFP_KERNEL)',
+        ]
+        dmesg = ''.join(f'[   42.{i}] {l}\n' for i, l in enumerate(lines))
+        tap = 'TAP version 13\n1..1\nok 1 - bind-rx\n'
+        rc, out = judge({'faults': tap}, '', extra={'dmesg.txt': dmesg})
+        self.assertEqual(rc, 0, out)
+        self.assertIn('ok   kernel-log: 1 passed', out)
+        self.assertIn('ok   faults: 1 passed', out)
+
+    def test_faults_is_judged_as_our_own_suite(self):
+        # Every case must pass (no expectations), and what it leaves on
+        # the NIC fails it.
+        tap = 'TAP version 13\n1..2\nok 1 - bind-rx\nnot ok 2 - link up\n'
+        rc, out = judge({'faults': tap}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL link up', out)
+        tap = 'TAP version 13\n1..1\nok 1 - bind-rx\n'
+        rc, out = judge({'faults': tap}, '',
+                        extra={'faults.leftover': 'a user indirection table\n'})
+        self.assertEqual(rc, 1, out)
+        self.assertIn('LEFT: left a user indirection table', out)
+
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')
         self.assertNotEqual(rc, 0)

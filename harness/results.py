@@ -346,6 +346,18 @@ def main():
                [f'    {l}' for l in bad[:10]],
                f'{len(bad)} warnings or bugs')
 
+    # DMA-API debugging prints the first error it finds, and only counts
+    # the ones after it: the count, not the log, says whether there were
+    # more.
+    dma = os.path.join(res_dir, 'dma-api-errors.txt')
+    if os.path.exists(dma):
+        with open(dma, encoding='utf-8', errors='replace') as f:
+            text = f.read().strip()
+        n = int(text) if text.isdigit() else -1
+        report('dma-api', int(n == 0), int(n != 0), 0,
+               [f'    error_count {text!r}: see DMA-API lines in dmesg.txt'] if n else [],
+               f'{n} errors')
+
     leak = os.path.join(res_dir, 'kmemleak.txt')
     if os.path.exists(leak):
         with open(leak, encoding='utf-8', errors='replace') as f:

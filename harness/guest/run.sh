@@ -426,5 +426,9 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak >"$RESULTS/kmemleak.txt"
 fi
+# DMA-API debugging prints its first error only and counts the rest.
+if [ -e /sys/kernel/debug/dma-api/error_count ]; then
+	cat /sys/kernel/debug/dma-api/error_count >"$RESULTS/dma-api-errors.txt"
+fi
 dmesg >"$RESULTS/dmesg.txt"
 log "done"

@@ -271,6 +271,22 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('LEFT: left a user indirection table', out)
 
+    def test_dma_api_error_count_fails_the_run(self):
+        for count, rc in (('0', 0), ('3', 1)):
+            with self.subTest(count=count), tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, 'suites'), 'w') as f:
+                    f.write('kunit')
+                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
+                    f.write(KUNIT_PASS)
+                with open(os.path.join(d, 'dma-api-errors.txt'), 'w') as f:
+                    f.write(count + '\n')
+                exp = os.path.join(d, 'exp')
+                open(exp, 'w').close()
+                p = subprocess.run([sys.executable, RESULTS, exp, d],
+                                   capture_output=True, text=True, check=False)
+                self.assertEqual(p.returncode, rc, p.stdout)
+                self.assertIn(f'dma-api: {1 - rc} passed, {rc} failed', p.stdout)
+
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')
         self.assertNotEqual(rc, 0)

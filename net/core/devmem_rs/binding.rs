@@ -149,6 +149,9 @@ struct Bound {
     /// The receive queues the binding is installed on, of [`Binding::dev`]
     /// (for a leased queue, the lessee's queue).
     rxqs: KVec<NonNull<RxQueue>>,
+    /// The dma-buf, attached to the device and mapped; `None` once an RX
+    /// binding's device is gone ([`Binding::forget_rxq`]).
+    mapping: Option<Mapping>,
 }
 
 /// A bound dma-buf.
@@ -188,7 +191,7 @@ pub struct Binding {
     chunks: KVec<Chunk>,
     free: FreeList,
     layout: Layout,
-    mapping: Mapping,
+    buf: ARef<DmaBuf>,
 }
 
 // SAFETY: the raw pointers between chunks and the binding point into the
@@ -256,14 +259,17 @@ impl Binding {
                 refs <- PercpuRef::new(GFP_KERNEL),
                 vdev: Atomic::new(core::ptr::null_mut()),
                 direction: dir,
-                bound <- new_mutex!(Bound { rxqs: KVec::new() }),
+                bound <- new_mutex!(Bound {
+                    rxqs: KVec::new(),
+                    mapping: Some(mapping),
+                }),
                 link: Opaque::uninit(),
                 free_work <- new_work!("devmem::Binding::free_work"),
                 niovs,
                 chunks,
                 free,
                 layout,
-                mapping,
+                buf: buf.into(),
             }? Error),
             GFP_KERNEL,
         )
@@ -373,6 +379,18 @@ impl Binding {
 
     /// Forgets `rxq`, whose device or lease goes away with the binding
     /// installed; the last one clears [`Binding::dev_ptr`].
+    ///
+    /// When that was the binding's last queue, its device is gone (the
+    /// core uninstalls providers when it unregisters the device, after
+    /// closing it) or its queue lease is (after the physical queue
+    /// restarted without the provider): no queue can write into the
+    /// dma-buf any more. The dma-buf is then unmapped and detached at once,
+    /// not when the last frag comes back, which may be long after: the
+    /// driver is unbound from the device right after, and a mapping it
+    /// left behind is a leak (DMA-API debugging reports it), or worse
+    /// behind an IOMMU. The `net_iov`s stay, with DMA addresses nothing
+    /// uses again: the binding is on no queue, and no page pool of the
+    /// device is left to allocate from it.
     pub fn forget_rxq(&self, rxq: &RxQueue) {
         let mut bound = self.bound.lock();
         let Some(i) = bound
@@ -384,10 +402,15 @@ impl Binding {
         };
         // In range: found just above.
         let _ = bound.rxqs.remove(i);
-        if bound.rxqs.is_empty() {
-            // INVARIANT: no queue of the device holds the binding now.
-            self.dev.store(core::ptr::null_mut(), Relaxed);
+        if !bound.rxqs.is_empty() {
+            return;
         }
+        // INVARIANT: no queue of the device holds the binding now.
+        self.dev.store(core::ptr::null_mut(), Relaxed);
+        let mapping = bound.mapping.take();
+        drop(bound);
+        // Unmapping takes the dma-buf's reservation lock: not under ours.
+        drop(mapping);
     }
 
     /// Takes the list of queues the binding is installed on, to close
@@ -452,9 +475,9 @@ impl Binding {
         self.layout.shift()
     }
 
-    /// The mapped dma-buf.
+    /// The bound dma-buf.
     pub fn dma_buf(&self) -> &DmaBuf {
-        self.mapping.attachment().dma_buf()
+        &self.buf
     }
 
     /// Takes a free `net_iov`, or `None` when all are in use.

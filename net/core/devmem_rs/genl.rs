@@ -600,6 +600,52 @@ mod tests {
     }
 
     #[test]
+    fn rx_binding_unmaps_when_its_device_goes() -> Result {
+        // CAST: PAGE_SHIFT is small.
+        let shift = PAGE_SHIFT as u32;
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let rig = Rig::with_queue_api(dev)?;
+        let mut raw_extack = KBox::new(
+            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
+            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `raw_extack` is valid and used only through `extack` here.
+        let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
+
+        let mut h =
+            Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
+        h.set_netdev(rig.netdev(), None);
+        let locked = rig.netdev().lock();
+        provider::install(&h, &locked, 0, &extack)?;
+        let q = locked.rx_queue(0).ok_or(EINVAL)?;
+        // What the core does to the binding's last queue when it
+        // unregisters the device, which it closed first: the dma-buf is
+        // unmapped then, while the binding lives on for its socket and
+        // frags, not when they are gone (after the driver let go of the
+        // device).
+        <Binding as kernel::net::page_pool::MemoryProvider>::uninstall(&h, q);
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+        assert!(h.rx_dev().is_none());
+        // The rig's device is not unregistered: close its queue as an
+        // unbind would, so that nothing names the binding when it goes.
+        h.add_rxq(q)?;
+        provider::uninstall_all(&h, Some(&locked));
+        drop(locked);
+        drop(h);
+        // Released: unmapped once, not twice.
+        assert!(wait_unmapped(&buf));
+        assert_eq!(test_exporter::seen(&buf).unmaps, 1);
+        drop(rig);
+        Ok(())
+    }
+
+    #[test]
     fn tx_niov_at_stops_at_the_end_of_the_buffer_and_of_its_mapping() -> Result {
         // CAST: PAGE_SHIFT is small.
         let shift = PAGE_SHIFT as u32;

@@ -26,7 +26,9 @@ out=$CACHE_DIR/check
 # own so that neither build undoes the other. It runs several times slower:
 # the VM and each test get more time, and the C core's second kernel is
 # left out unless CHECK_PARITY=1 asks for it. The default set gets the
-# fault-injection suite, which needs this kernel (fail-nth, failslab).
+# fault-injection suite, which needs this kernel (fail-nth, failslab), and
+# the race suite, whose findings only this kernel's checkers report (KASAN,
+# the refcount trackers, the hung-task detector).
 if [ "${DEBUG:-0}" = 1 ]; then
 	export KBUILD_OUT=$CACHE_DIR/build-debug
 	export FRAGMENTS="$HARNESS_DIR/config/vm.config $HARNESS_DIR/config/devmem.config $HARNESS_DIR/config/debug.config"
@@ -34,7 +36,7 @@ if [ "${DEBUG:-0}" = 1 ]; then
 	CHECK_PARITY=${CHECK_PARITY:-0}
 	vm_timeout=7200
 	out=$CACHE_DIR/check-debug
-	[ -n "$suites_chosen" ] || CHECK_SUITES="$CHECK_SUITES faults"
+	[ -n "$suites_chosen" ] || CHECK_SUITES="$CHECK_SUITES faults races"
 fi
 export VM_TIMEOUT=${VM_TIMEOUT:-$vm_timeout}
 vmres=$out/vm

@@ -247,7 +247,7 @@ def note_leftover(base, r, own):
 
 def judge_plain(text):
     """A TAP suite where every case must pass (net-env, demo, devmem-bind,
-    faults, nic-*)."""
+    faults, races, nic-*)."""
     cases, plan = parse_tap(text)
     passed = sum(1 for c in cases if c.status() == 'pass')
     bad = [c for c in cases if c.status() != 'pass']
@@ -328,8 +328,8 @@ def main():
             text += '\nnot ok 999 killed: ran past TEST_TIMEOUT\n'
         if suite == 'kunit':
             r = judge_kunit(text)
-        elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'nic-lifecycle',
-                       'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss'):
+        elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'races',
+                       'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss'):
             r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)

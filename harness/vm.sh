@@ -75,7 +75,7 @@ set +e
 timeout -k 10 "$VM_TIMEOUT" "${VNG_CMD[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
-	--exec "TEST_TIMEOUT=$TEST_TIMEOUT NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
+	--exec "TEST_TIMEOUT=$TEST_TIMEOUT NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
 	</dev/null >"$console" 2>&1
 rc=$?
 set -e

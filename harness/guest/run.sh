@@ -15,9 +15,12 @@
 # hash fields, ethtool rx-flow-hash), nic-lifecycle (link down/up and driver
 # rebind under traffic), faults (every allocation of bind-rx, bind-tx, queue
 # restarts with a binding and ndo_open failing in turn, through fail-nth; the
-# debug kernel's), demo, bench-net (throughput: igb_rs vs igb, devmem vs
-# recv+copy), and kselftest paths relative to KSELFTEST_DIR (e.g.
-# drivers/net/hw/devmem.py).
+# debug kernel's), races (teardown races around bindings: driver unbind vs
+# kill -9 of the owner, rmmod with a TX binding held, socket close vs queue
+# restart, binds vs ethtool -L/-G and link flips under traffic; the debug
+# kernel's, whose checkers do the detecting), demo, bench-net (throughput:
+# igb_rs vs igb, devmem vs recv+copy), and kselftest paths relative to
+# KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
 # before the suites run.
@@ -410,6 +413,7 @@ for suite in "$@"; do
 	nic-rss) python3 "$(dirname "$0")/rss_fields.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	faults) python3 "$(dirname "$0")/faults.py" ;;
+	races) python3 "$(dirname "$0")/races.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
 	*) suite_kselftest "$suite" ;;

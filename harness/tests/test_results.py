@@ -271,6 +271,24 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('LEFT: left a user indirection table', out)
 
+    def test_races_is_judged_as_our_own_suite(self):
+        # Every case must pass, a short plan (the suite died) fails, and
+        # what it leaves on the NIC fails it.
+        tap = ('TAP version 13\n1..4\n# unbind vs kill -9: 20 of 20 rounds in 95 s\n'
+               'ok 1 - driver unbind racing kill -9 of the binding\'s owner, in a loop\n'
+               'not ok 2 - rmmod igb_rs with a TX binding held, then the binding closed\n')
+        rc, out = judge({'races': tap}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL rmmod igb_rs with a TX binding held', out)
+        self.assertIn('incomplete: plan 4, 2 results', out)
+        tap = 'TAP version 13\n1..1\nok 1 - socket close racing a queue restart\n'
+        rc, out = judge({'races': tap}, '')
+        self.assertEqual(rc, 0, out)
+        self.assertIn('ok   races: 1 passed', out)
+        rc, out = judge({'races': tap}, '',
+                        extra={'races.leftover': 'a user indirection table\n'})
+        self.assertEqual(rc, 1, out)
+
     def test_dma_api_error_count_fails_the_run(self):
         for count, rc in (('0', 0), ('3', 1)):
             with self.subTest(count=count), tempfile.TemporaryDirectory() as d:

@@ -580,11 +580,12 @@ class Rig:
             raise OSError(err, f'link {"up" if up else "down"}: {msg or os.strerror(err)}')
 
     @contextmanager
-    def held_binding(self, pages, problems):
-        """Header split on and a udmabuf bound to the bind queue, on a
-        socket of its own; yields (binding id, queue). Closed, checked
-        (into problems) and header split put back on the way out."""
-        q = self.bind_queue()
+    def held_binding(self, pages, problems, queue=None):
+        """Header split on and a udmabuf bound to `queue` (the bind queue
+        by default), on a socket of its own; yields (binding id, queue).
+        Closed, checked (into problems) and header split put back on the
+        way out."""
+        q = self.bind_queue() if queue is None else queue
         old_split = self.split_on()
         buf = udmabuf.create(pages)
         ino = os.fstat(buf).st_ino
@@ -751,7 +752,12 @@ def case_channels(rig, problems):
     target = cur + 1 if cur < ch.get('combined-max', cur) else cur - 1
     attrs = {**rig.header, 'combined-count': target}
     try:
-        with rig.held_binding(BIND_PAGES, problems) as (bid, q):
+        # On queue 0: 7.3's ethtool_check_max_channel() refuses a channel
+        # count equal to dev_get_min_mp_channel_count(), which is a count
+        # (the bound queue's index plus one) compared as if it were an
+        # index, so with queue 1 bound the way back to 2 channels would be
+        # refused, with or without a fault.
+        with rig.held_binding(BIND_PAGES, problems, queue=0) as (bid, q):
             if target <= q:
                 problems.append(f'{cur} channels, at most: no count keeps queue {q}')
                 return

@@ -305,6 +305,56 @@ class Judge(unittest.TestCase):
                 self.assertEqual(p.returncode, rc, p.stdout)
                 self.assertIn(f'dma-api: {1 - rc} passed, {rc} failed', p.stdout)
 
+    def test_slow_case_may_only_time_out(self):
+        timeout = textwrap.dedent('''\
+            TAP version 13
+            1..2
+            # Exception| Exception: Waiting for port listen timed out
+            not ok 1 devmem.check_rx
+            # Exception| AssertionError: payload mismatch
+            not ok 2 devmem.check_tx
+            ''')
+        with tempfile.TemporaryDirectory() as d:
+            res = os.path.join(d, 'res')
+            os.mkdir(res)
+            with open(os.path.join(res, 'suites'), 'w') as f:
+                f.write('drivers/net/hw/devmem.py')
+            with open(os.path.join(res, 'drivers_net_hw_devmem.py.tap'), 'w') as f:
+                f.write(timeout)
+            exp = os.path.join(d, 'exp')
+            with open(exp, 'w') as f:
+                f.write('drivers/net/hw/devmem.py check_rx pass\n'
+                        'drivers/net/hw/devmem.py check_tx pass\n')
+            slow = os.path.join(d, 'slow')
+            with open(slow, 'w') as f:
+                f.write('drivers/net/hw/devmem.py check_rx the listener is slow\n'
+                        'drivers/net/hw/devmem.py check_tx the sender is slow\n')
+            p = subprocess.run([sys.executable, RESULTS, exp, res, '--slow', slow],
+                               capture_output=True, text=True, check=False)
+            # The timeout is excused; the other failure is not.
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertIn('SLOW check_rx: timed out under the debug kernel', p.stdout)
+            self.assertIn('FAIL check_tx', p.stdout)
+            self.assertIn('0 passed, 1 failed, 1 skipped', p.stdout)
+
+    def test_checker_giving_up_under_fault_injection_is_a_note(self):
+        gave_up = '[  99.1] DMA-API: cacheline tracking ENOMEM, dma-debug disabled\n'
+        for suites, rc in (('kunit faults', 0), ('kunit', 1)):
+            with self.subTest(suites=suites), tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, 'suites'), 'w') as f:
+                    f.write(suites)
+                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
+                    f.write(KUNIT_PASS)
+                with open(os.path.join(d, 'faults.tap'), 'w') as f:
+                    f.write('TAP version 13\n1..1\nok 1 - bind-rx\n')
+                with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
+                    f.write(gave_up)
+                exp = os.path.join(d, 'exp')
+                open(exp, 'w').close()
+                p = subprocess.run([sys.executable, RESULTS, exp, d],
+                                   capture_output=True, text=True, check=False)
+                self.assertEqual(p.returncode, rc, p.stdout)
+
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')
         self.assertNotEqual(rc, 0)

@@ -543,6 +543,16 @@ mod tests {
         Ok(())
     }
 
+    /// An empty extended ack, for a request made here rather than by
+    /// netlink: what the handlers write their message into.
+    fn empty_extack() -> Result<KBox<bindings::netlink_ext_ack>> {
+        Ok(KBox::new(
+            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
+            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
+            GFP_KERNEL,
+        )?)
+    }
+
     #[test]
     fn bind_rx_rolls_back_when_a_queue_is_taken() -> Result {
         // CAST: PAGE_SHIFT is small.
@@ -553,11 +563,7 @@ mod tests {
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
         let rig = Rig::with_queue_api(dev)?;
-        let mut raw_extack = KBox::new(
-            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
-            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
-            GFP_KERNEL,
-        )?;
+        let mut raw_extack = empty_extack()?;
         // SAFETY: `raw_extack` is valid and used only through `extack` here.
         let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
 
@@ -608,11 +614,7 @@ mod tests {
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
         let rig = Rig::with_queue_api(dev)?;
-        let mut raw_extack = KBox::new(
-            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
-            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
-            GFP_KERNEL,
-        )?;
+        let mut raw_extack = empty_extack()?;
         // SAFETY: `raw_extack` is valid and used only through `extack` here.
         let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
 

@@ -258,7 +258,8 @@ def note_retry(base, r):
     failed = [short_name(c.name) for c in first if c.status() == 'fail']
     passed, nfail, skipped, lines, what = r
     lines = lines + [f'    RETRIED: attempt 1 failed {", ".join(failed)} '
-                     '(port listen timeout, or a port the peer still held); '
+                     '(port listen timeout, a port the peer still held, '
+                     "or iou-zcrx's 5 s receive deadline); "
                      'the counts are attempt 2']
     return passed, nfail, skipped, lines, f'{what}, retried once'
 

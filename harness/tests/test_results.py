@@ -360,5 +360,35 @@ class Judge(unittest.TestCase):
         self.assertNotEqual(rc, 0)
 
 
+
+RUN_SH = os.path.join(HERE, '..', 'guest', 'run.sh')
+
+
+def retry_counts(text):
+    """What suite_kselftest's rule (in guest/run.sh) counts in a run's
+    output: failed cases, and those that failed only on a timeout."""
+    with open(RUN_SH, encoding='utf-8') as f:
+        src = f.read()
+    prog = src.split("read -r nfail ntimeout < <(awk '", 1)[1].split("' \"$out\")", 1)[0]
+    out = subprocess.run(['awk', prog], input=text, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+class GuestRetryRule(unittest.TestCase):
+    def test_timeouts_are_retried_and_nothing_else(self):
+        zcrx = textwrap.dedent('''\
+            # Exception|   STDERR: /k/iou-zcrx: send(): 1407168
+            # Exception|   STDERR: /k/iou-zcrx: test failed
+            not ok 1 nk_qlease.test_iou_zcrx_large_buf
+            ok 2 nk_qlease.test_attrs
+            ''')
+        self.assertEqual(retry_counts(zcrx), (1, 1))
+        listen = '# Exception| Exception: Waiting for port listen timed out\nnot ok 1 d.x\n'
+        self.assertEqual(retry_counts(listen), (1, 1))
+        # A real failure next to a timeout: not retried (counts differ).
+        other = zcrx + '# Exception| AssertionError: 3 != 4\nnot ok 3 nk_qlease.test_destroy\n'
+        self.assertEqual(retry_counts(other), (2, 1))
+
 if __name__ == '__main__':
     unittest.main()

@@ -246,7 +246,7 @@ suite_nic_lifecycle() {
 	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
 	drv=$(basename "$(readlink -f "/sys/class/net/$NETIF/device/driver")")
 	echo "TAP version 13"
-	echo "1..26"
+	echo "1..32"
 	ping -q -i 0.05 -c 100 "$REMOTE_V4" >/dev/null 2>&1 &
 	pinger=$!
 	t "link down under traffic" ip link set "$NETIF" down
@@ -291,7 +291,58 @@ suite_nic_lifecycle() {
 	kill "$NCDEVMEM_PID" 2>/dev/null
 	wait "$NCDEVMEM_PID" 2>/dev/null
 	t "traffic after the binding's module went away" readdr_ping
+	# A TX binding holds no reference to its device. When the device goes
+	# with the binding's socket still open, the core must unmap the
+	# dma-buf before the driver lets go of the device (DMA-API debugging
+	# counts a mapping left behind as an error) and forget the device.
+	dma_before=$(dma_errors)
+	tx_hold
+	t "bind-tx holds a udmabuf on $NETIF" tx_held
+	t "unbind $drv with the TX binding held" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/unbind"
+	t "no DMA mapping of the TX binding left at unbind" no_dma_errors_since "$dma_before"
+	t "bind $drv again" sh -c "echo $pci >/sys/bus/pci/drivers/$drv/bind &&
+		for i in \$(seq 50); do ip link show $NETIF && exit 0; sleep 0.1; done; exit 1"
+	tx_release
+	t "the TX binding's socket closes after its device went" tx_released
+	t "traffic after the TX binding's device went away" readdr_ping
 	return $TAP_FAIL
+}
+
+# DMA-API debugging's error count, and whether it is still COUNT.
+dma_errors() {
+	cat /sys/kernel/debug/dma-api/error_count
+}
+no_dma_errors_since() { # count
+	local now
+	now=$(dma_errors) || return 1
+	echo "DMA-API errors: $1 before, $now now"
+	[ "$now" = "$1" ]
+}
+
+# A process holding a TX binding of a udmabuf on NETIF, on a netlink socket
+# of its own (races.py's holder). tx_hold starts it and keeps its first
+# line, tx_release ends it and keeps its exit status; both run in this
+# shell (a coprocess belongs to the shell that started it), and tx_held
+# and tx_released judge them.
+tx_hold() {
+	TX_SAID='' TX_EXIT=''
+	coproc TXHOLD { exec python3 "$(dirname "$0")/races.py" --hold tx \
+		"$(cat "/sys/class/net/$NETIF/ifindex")" 0 16 2>&1; }
+	TX_PID=$TXHOLD_PID
+	read -r -t 30 TX_SAID <&"${TXHOLD[0]}"
+}
+tx_held() {
+	echo "the holder said: ${TX_SAID:-nothing}"
+	[ "${TX_SAID%% *}" = bound ]
+}
+tx_release() {
+	echo exit >&"${TXHOLD[1]}"
+	wait "$TX_PID"
+	TX_EXIT=$?
+}
+tx_released() {
+	echo "the holder exited with ${TX_EXIT:-nothing}"
+	[ "$TX_EXIT" = 0 ]
 }
 
 # Header split (ethtool -G tcp-data-split) on the NIC: traffic must flow

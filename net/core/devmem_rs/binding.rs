@@ -15,6 +15,20 @@
 //! count; when the last reference goes the binding is freed from a work
 //! item, in process context, since the last put may come from softirq.
 //!
+//! # Devices
+//!
+//! A binding names its device by pointer, as C does, for the send path's
+//! route check and for `validate_xmit_unreadable_skb`, and takes no
+//! reference to it. An RX binding learns that its device goes from its
+//! provider's `uninstall` ([`Binding::forget_rxq`]). A TX binding is listed
+//! from [`Handle::set_netdev`] until it is freed, and [`TxDevices`], a
+//! netdevice notifier the core registers at boot, makes every listed
+//! binding forget a device that is unregistered ([`forget_device`]): its
+//! pointer is cleared, so that a device allocated later at the same address
+//! matches no stale binding, and the dma-buf is unmapped while the driver
+//! still owns the device. Frags that still hold `net_iov`s of the binding
+//! are dropped at transmit (their binding's device matches none).
+//!
 //! # Layout in memory
 //!
 //! All `net_iov`s of a binding live in one array, numbered as the layout
@@ -51,6 +65,7 @@ use kernel::{
     },
     net::{
         netdev::{
+            DeviceEvents,
             NetDevice,
             RxQueue, //
         },
@@ -70,6 +85,7 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
+        global_lock,
         percpu_ref::{
             PercpuRef,
             Release, //
@@ -149,9 +165,12 @@ struct Bound {
     /// The receive queues the binding is installed on, of [`Binding::dev`]
     /// (for a leased queue, the lessee's queue).
     rxqs: KVec<NonNull<RxQueue>>,
-    /// The dma-buf, attached to the device and mapped; `None` once an RX
-    /// binding's device is gone ([`Binding::forget_rxq`]).
+    /// The dma-buf, attached to the device and mapped; `None` once the
+    /// binding's device is gone ([`Binding::forget_rxq`],
+    /// [`forget_device`]).
     mapping: Option<Mapping>,
+    /// Whether the binding is on [`TX_BINDINGS`].
+    listed: bool,
 }
 
 /// A bound dma-buf.
@@ -262,6 +281,7 @@ impl Binding {
                 bound <- new_mutex!(Bound {
                     rxqs: KVec::new(),
                     mapping: Some(mapping),
+                    listed: false,
                 }),
                 link: Opaque::uninit(),
                 free_work <- new_work!("devmem::Binding::free_work"),
@@ -420,6 +440,26 @@ impl Binding {
         core::mem::take(&mut self.bound.lock().rxqs)
     }
 
+    /// Forgets `dev`, which is being unregistered, if it is the TX
+    /// binding's device or virtual device: the pointer is cleared, and
+    /// with the device the dma-buf is unmapped (see the module's
+    /// documentation). Called under the lock of [`TX_BINDINGS`].
+    fn forget_tx_device(&self, dev: *mut bindings::net_device) {
+        if self.vdev_ptr() == dev {
+            self.vdev.store(core::ptr::null_mut(), Relaxed);
+        }
+        if self.dev_ptr() != dev {
+            return;
+        }
+        // A send through the virtual device would go out of this one.
+        self.vdev.store(core::ptr::null_mut(), Relaxed);
+        self.dev.store(core::ptr::null_mut(), Relaxed);
+        let mapping = self.bound.lock().mapping.take();
+        // The device is closed: nothing transmits from the mapping. The
+        // unmap takes the dma-buf's reservation lock, not under ours.
+        drop(mapping);
+    }
+
     /// The list link of the binding at `this`, for its socket's list.
     pub fn link(this: NonNull<Self>) -> *mut bindings::list_head {
         // SAFETY: a field of the binding, which `this` points to.
@@ -541,6 +581,14 @@ impl WorkItem for Binding {
     fn run(this: Pin<KBox<Self>>) {
         // Wait for `release`, which queued us, to have returned.
         rcu::synchronize_rcu();
+        let listed = this.bound.lock().listed;
+        if listed {
+            let me: *const Self = &*this;
+            TX_BINDINGS
+                .lock()
+                .0
+                .retain(|b| !core::ptr::eq(b.as_ptr(), me));
+        }
         // Unmaps, detaches and drops the dma-buf, then frees everything.
         drop(this);
     }
@@ -555,14 +603,33 @@ pub struct Handle(ManuallyDrop<BindingRef>);
 
 impl Handle {
     /// Records the device the binding is for, and the virtual device a TX
-    /// binding was requested on; before the binding is published.
-    pub fn set_netdev(&mut self, dev: &NetDevice, vdev: Option<&NetDevice>) {
-        // INVARIANT: nothing is installed yet; the caller installs queues
-        // of `dev` only through this binding's provider, whose `uninstall`
-        // clears `dev`.
+    /// binding was requested on; before the binding is published. A TX
+    /// binding is listed for [`forget_device`], which needs memory.
+    ///
+    /// The caller holds the instance lock of `dev`, which is registered:
+    /// its unregistration, and the notification of it, come after.
+    pub fn set_netdev(&mut self, dev: &NetDevice, vdev: Option<&NetDevice>) -> Result {
+        let vdev = vdev.map_or(core::ptr::null_mut(), |v| v.as_raw());
+        if !self.is_tx() {
+            // INVARIANT: nothing is installed yet; the caller installs
+            // queues of `dev` only through this binding's provider, whose
+            // `uninstall` clears `dev`.
+            self.dev.store(dev.as_raw(), Relaxed);
+            self.vdev.store(vdev, Relaxed);
+            return Ok(());
+        }
+        let me = NonNull::from(&**self);
+        let mut list = TX_BINDINGS.lock();
+        let mut bound = self.bound.lock();
+        if !bound.listed {
+            list.0.push(me, GFP_KERNEL)?;
+            bound.listed = true;
+        }
+        // INVARIANT: a TX binding installs nothing, and it is listed for
+        // `forget_device` to clear `dev` when the device goes.
         self.dev.store(dev.as_raw(), Relaxed);
-        self.vdev
-            .store(vdev.map_or(core::ptr::null_mut(), |v| v.as_raw()), Relaxed);
+        self.vdev.store(vdev, Relaxed);
+        Ok(())
     }
 
     /// Gives up the handle to a C owner: the binding keeps its initial
@@ -633,6 +700,52 @@ impl Drop for BindingRef {
     fn drop(&mut self) {
         // SAFETY: the binding is alive until this put (invariant).
         unsafe { self.0.as_ref() }.refs.put();
+    }
+}
+
+/// The TX bindings made for a device ([`Handle::set_netdev`]), until they
+/// are freed.
+struct TxBindings(KVec<NonNull<Binding>>);
+
+// SAFETY: the pointers are to bindings, which are `Sync`; they are only
+// used under the lock, and a binding is taken off the list under it before
+// it is freed (`WorkItem::run`).
+unsafe impl Send for TxBindings {}
+
+global_lock! {
+    // SAFETY: initialised by `init`, from the core's module init, before a
+    // binding can be made for a device.
+    unsafe(uninit) static TX_BINDINGS: Mutex<TxBindings> = TxBindings(KVec::new());
+}
+
+/// Initialises the list of TX bindings.
+///
+/// # Safety
+///
+/// Called once, before [`Handle::set_netdev`] or [`forget_device`].
+pub unsafe fn init() {
+    // SAFETY: per the caller.
+    unsafe { TX_BINDINGS.init() };
+}
+
+/// Makes every TX binding forget `dev`, which is being unregistered (see
+/// the module's documentation). RX bindings learned it already: the core
+/// uninstalled the device's memory providers before.
+pub fn forget_device(dev: &NetDevice) {
+    let list = TX_BINDINGS.lock();
+    for b in &list.0 {
+        // SAFETY: a listed binding is alive until it is taken off the list,
+        // under the lock held here.
+        unsafe { b.as_ref() }.forget_tx_device(dev.as_raw());
+    }
+}
+
+/// The core's netdevice notifier: TX bindings forget a device that goes.
+pub struct TxDevices;
+
+impl DeviceEvents for TxDevices {
+    fn unregister(&self, dev: &NetDevice) {
+        forget_device(dev);
     }
 }
 

@@ -194,7 +194,7 @@ fn bind_dmabuf(
     let buf = DmaBuf::get(fd as i32)?;
     let mut handle =
         Binding::bind(&buf, &dma_dev, dir, niov_shift).map_err(|e| report(&e, extack))?;
-    handle.set_netdev(dev, vdev);
+    handle.set_netdev(dev, vdev)?;
     ids::publish(&handle)?;
     Ok(handle)
 }
@@ -443,6 +443,7 @@ pub(crate) fn tx_niov_at(
 mod tests {
     use super::*;
     use crate::{
+        binding::forget_device,
         exports,
         rig::{
             wait_unmapped,
@@ -569,7 +570,7 @@ mod tests {
 
         let mut taken = Binding::bind(&taken_buf, dev, DataDirection::FromDevice, shift)
             .map_err(|e| e.errno())?;
-        taken.set_netdev(rig.netdev(), None);
+        taken.set_netdev(rig.netdev(), None)?;
         let locked = rig.netdev().lock();
         // Queue 1 is another binding's already.
         provider::install(&taken, &locked, 1, &extack)?;
@@ -577,7 +578,7 @@ mod tests {
         // bind-rx of queues 0 and 1, from where `bind_dmabuf` leaves it.
         let mut h =
             Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
-        h.set_netdev(rig.netdev(), None);
+        h.set_netdev(rig.netdev(), None)?;
         let id = ids::publish(&h)?;
         let got = install_rxqs(h, &locked, [0, 1], &extack).map(|h| unbind(h, Some(&locked)));
         let (queue0, queue1) = (rig.mp_priv(0), rig.mp_priv(1));
@@ -620,7 +621,7 @@ mod tests {
 
         let mut h =
             Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
-        h.set_netdev(rig.netdev(), None);
+        h.set_netdev(rig.netdev(), None)?;
         let locked = rig.netdev().lock();
         provider::install(&h, &locked, 0, &extack)?;
         let q = locked.rx_queue(0).ok_or(EINVAL)?;
@@ -644,6 +645,59 @@ mod tests {
         assert!(wait_unmapped(&buf));
         assert_eq!(test_exporter::seen(&buf).unmaps, 1);
         drop(rig);
+        Ok(())
+    }
+
+    #[test]
+    fn tx_binding_forgets_its_device_when_it_goes() -> Result {
+        // CAST: PAGE_SHIFT is small.
+        let shift = PAGE_SHIFT as u32;
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+        let other = test_exporter::export(PAGE_SIZE, &[(0x30_0000, PAGE)])?;
+        let reg = faux::Registration::new(c"devmem-rs-genl", None)?;
+        let fdev: &faux::Device<Bound> = reg.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        // Two netdevs: a NIC, and a virtual device sending through it.
+        let phys = Rig::with_queue_api(dev)?;
+        let virt = Rig::with_queue_api(dev)?;
+        let null = core::ptr::null_mut();
+
+        let to_dev = DataDirection::ToDevice;
+        let mut h = Binding::bind(&buf, dev, to_dev, shift).map_err(|e| e.errno())?;
+        h.set_netdev(phys.netdev(), Some(virt.netdev()))?;
+        let mut o = Binding::bind(&other, dev, to_dev, shift).map_err(|e| e.errno())?;
+        o.set_netdev(virt.netdev(), None)?;
+        // A frag still holds a `net_iov` of `h`.
+        let frag = h.tryget().ok_or(EINVAL)?;
+
+        // The virtual device goes: `h` keeps its NIC and its mapping; `o`,
+        // made for the virtual device itself, loses both.
+        forget_device(virt.netdev());
+        assert_eq!(h.vdev_ptr(), null);
+        assert_eq!(h.dev_ptr(), phys.netdev().as_raw());
+        assert_eq!(test_exporter::live_maps(&buf), 1);
+        assert_eq!(o.dev_ptr(), null);
+        assert_eq!(test_exporter::live_maps(&other), 0);
+
+        // The NIC goes while the binding is still owned and a frag holds
+        // it: unmapped now, in the direction it was mapped, and never
+        // again.
+        forget_device(phys.netdev());
+        assert_eq!((h.dev_ptr(), h.vdev_ptr()), (null, null));
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+        // A device allocated later at the same address matches nothing;
+        // and hearing of the device again changes nothing.
+        forget_device(phys.netdev());
+        assert_eq!(test_exporter::seen(&buf).unmaps, 1);
+        drop(h);
+        drop(o);
+        drop(frag);
+        assert!(wait_unmapped(&buf) && wait_unmapped(&other));
+        assert_eq!(test_exporter::seen(&buf).unmaps, 1);
+        assert_eq!(test_exporter::seen(&other).unmaps, 1);
+        drop((phys, virt));
         Ok(())
     }
 

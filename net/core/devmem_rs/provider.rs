@@ -266,7 +266,7 @@ mod tests {
     fn uninstall_forgets_the_queue_and_then_the_device() -> Result {
         with_handle(4, |h, dev| {
             let rig = Rig::new(&DEVMEM_OPS, &**h, dev, 0)?;
-            h.set_netdev(rig.netdev(), None);
+            h.set_netdev(rig.netdev(), None)?;
             h.add_rxq(rig.rx_queue(0))?;
             assert_eq!(h.dev_ptr(), rig.netdev().as_raw());
             assert!(h.rx_dev().is_some());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Network devices seen from the core: looking one up, its instance lock,
-//! its receive queues.
+//! its receive queues, and hearing when one goes ([`DeviceNotifier`]).
 //!
 //! A [`NetDevice`] is only ever borrowed: from a [`Locked`] guard, which
 //! holds the device's instance lock (`netdev_lock`), or through an
@@ -10,12 +10,20 @@
 //! lives on [`Locked`].
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/notifier.h`](srctree/include/linux/notifier.h),
 //! [`include/net/netdev_lock.h`](srctree/include/net/netdev_lock.h),
 //! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h)
 
 use crate::{
     device::Device,
+    error::to_result,
+    ffi::{
+        c_int,
+        c_ulong,
+        c_void, //
+    },
     net::netlink::request::Info,
+    prelude::*,
     sync::aref::{
         ARef,
         AlwaysRefCounted, //
@@ -23,8 +31,11 @@ use crate::{
     types::Opaque,
 };
 use core::{
-    marker::PhantomData,
-    ptr::NonNull, //
+    marker::{
+        PhantomData,
+        PhantomPinned, //
+    },
+    ptr::NonNull,
 };
 
 /// A network namespace.
@@ -89,8 +100,8 @@ impl QueueType {
 ///
 /// # Invariants
 ///
-/// A `&NetDevice` points to a registered or registering device that stays
-/// allocated while the reference lives.
+/// A `&NetDevice` points to a registered device, or one being registered or
+/// unregistered, that stays allocated while the reference lives.
 #[repr(transparent)]
 pub struct NetDevice(Opaque<bindings::net_device>);
 
@@ -324,5 +335,112 @@ impl RxQueue {
         // SAFETY: a lease points to a queue of a live device; a device
         // tears its leases down before it goes.
         (!lease.is_null()).then(|| unsafe { RxQueue::from_raw(lease) })
+    }
+}
+
+/// What a [`DeviceNotifier`] is told about network devices.
+///
+/// The callbacks run in process context with RTNL held: they may sleep,
+/// but must not take RTNL, nor a lock held anywhere RTNL is then taken.
+pub trait DeviceEvents: Send + Sync {
+    /// `dev` is being unregistered (`NETDEV_UNREGISTER`). It is closed
+    /// already, and its receive queues have no memory provider left; it is
+    /// freed once the last reference to it is dropped, after this returns.
+    fn unregister(&self, dev: &NetDevice);
+}
+
+/// A netdevice notifier (`register_netdevice_notifier`): passes the events
+/// of every network device, in every namespace, to `T`.
+///
+/// Registering one replays events for the devices that exist (none of which
+/// is [`DeviceEvents::unregister`]), and dropping it replays an unregister
+/// of every device that exists then: a notifier that keeps state per
+/// device sees it all go. Meant to live as long as a module, or for good.
+///
+/// # Invariants
+///
+/// `nb` is registered with `call` as its callback, until drop.
+#[pin_data(PinnedDrop)]
+pub struct DeviceNotifier<T: DeviceEvents> {
+    events: T,
+    #[pin]
+    nb: Opaque<bindings::notifier_block>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the notifier block is only used by the notifier chain, under its
+// own lock (RTNL); `T` may be sent between threads.
+unsafe impl<T: DeviceEvents> Send for DeviceNotifier<T> {}
+
+// SAFETY: no method reaches the notifier block through `&self`; `T` is
+// `Sync`.
+unsafe impl<T: DeviceEvents> Sync for DeviceNotifier<T> {}
+
+impl<T: DeviceEvents> DeviceNotifier<T> {
+    /// Registers a notifier passing events to `events`.
+    pub fn new(events: T) -> impl PinInit<Self, Error> {
+        // `events` is in place before the block is registered (fields are
+        // initialised in order), so the first callback finds it.
+        try_pin_init!(Self {
+            events,
+            nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
+                // SAFETY: the initialiser may write to `slot`; an all-zero
+                // block is valid before its callback is set.
+                unsafe {
+                    slot.write(core::mem::zeroed());
+                    (*slot).notifier_call = Some(Self::call);
+                }
+                // INVARIANT: registered with `call` here, unregistered by
+                // `drop`; the block is pinned until then.
+                // SAFETY: `slot` is a valid block, pinned inside `Self`,
+                // whose `events` is initialised.
+                to_result(unsafe { bindings::register_netdevice_notifier(slot) })
+            }),
+            _pin: PhantomPinned,
+        })
+    }
+
+    /// The callback of the block.
+    ///
+    /// # Safety
+    ///
+    /// `nb` is the `nb` field of a registered `Self`, and `ptr` the
+    /// `struct netdev_notifier_info` of event `event`, as the netdevice
+    /// notifier chain passes them.
+    unsafe extern "C" fn call(
+        nb: *mut bindings::notifier_block,
+        event: c_ulong,
+        ptr: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `nb` is the `nb` field of a `Self` (per the caller);
+        // `Opaque<T>` is transparent over `T`.
+        let this = unsafe {
+            &*crate::container_of!(nb.cast::<Opaque<bindings::notifier_block>>(), Self, nb)
+        };
+        // CAST: `enum netdev_cmd` values are small.
+        if event == bindings::netdev_cmd_NETDEV_UNREGISTER as c_ulong {
+            // SAFETY: every netdevice event passes a `netdev_notifier_info`
+            // (or a struct starting with one) whose `dev` is the device,
+            // alive for the callback.
+            let dev =
+                unsafe { NetDevice::from_raw((*ptr.cast::<bindings::netdev_notifier_info>()).dev) };
+            this.events.unregister(dev);
+        }
+        bindings::NOTIFY_DONE as c_int
+    }
+
+    /// What the notifier passes events to.
+    pub fn events(&self) -> &T {
+        &self.events
+    }
+}
+
+#[pinned_drop]
+impl<T: DeviceEvents> PinnedDrop for DeviceNotifier<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: registered by `new` (type invariant); it returns once no
+        // callback runs on the block any more.
+        unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
     }
 }

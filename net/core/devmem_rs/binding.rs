@@ -442,22 +442,20 @@ impl Binding {
 
     /// Forgets `dev`, which is being unregistered, if it is the TX
     /// binding's device or virtual device: the pointer is cleared, and
-    /// with the device the dma-buf is unmapped (see the module's
-    /// documentation). Called under the lock of [`TX_BINDINGS`].
-    fn forget_tx_device(&self, dev: *mut bindings::net_device) {
+    /// with the device goes the mapping, which is returned for the caller
+    /// to drop (see the module's documentation). Called under the lock of
+    /// [`TX_BINDINGS`].
+    fn forget_tx_device(&self, dev: *mut bindings::net_device) -> Option<Mapping> {
         if self.vdev_ptr() == dev {
             self.vdev.store(core::ptr::null_mut(), Relaxed);
         }
         if self.dev_ptr() != dev {
-            return;
+            return None;
         }
         // A send through the virtual device would go out of this one.
         self.vdev.store(core::ptr::null_mut(), Relaxed);
         self.dev.store(core::ptr::null_mut(), Relaxed);
-        let mapping = self.bound.lock().mapping.take();
-        // The device is closed: nothing transmits from the mapping. The
-        // unmap takes the dma-buf's reservation lock, not under ours.
-        drop(mapping);
+        self.bound.lock().mapping.take()
     }
 
     /// The list link of the binding at `this`, for its socket's list.
@@ -731,12 +729,31 @@ pub unsafe fn init() {
 /// Makes every TX binding forget `dev`, which is being unregistered (see
 /// the module's documentation). RX bindings learned it already: the core
 /// uninstalled the device's memory providers before.
+///
+/// The device is closed: nothing transmits from the mappings. Each is
+/// dropped (unmapped and detached, under the dma-buf's reservation lock)
+/// with no lock of ours held, so the list is walked again after each: a
+/// binding that forgot the device does not match it any more.
 pub fn forget_device(dev: &NetDevice) {
-    let list = TX_BINDINGS.lock();
-    for b in &list.0 {
-        // SAFETY: a listed binding is alive until it is taken off the list,
-        // under the lock held here.
-        unsafe { b.as_ref() }.forget_tx_device(dev.as_raw());
+    loop {
+        let mut mapping = None;
+        {
+            let list = TX_BINDINGS.lock();
+            for b in &list.0 {
+                // SAFETY: a listed binding is alive until it is taken off
+                // the list, under the lock held here.
+                mapping = unsafe { b.as_ref() }.forget_tx_device(dev.as_raw());
+                if mapping.is_some() {
+                    break;
+                }
+            }
+        }
+        match mapping {
+            // A `Mapping` holds its attachment and dma-buf, not the
+            // binding, which may be freed meanwhile.
+            Some(m) => drop(m),
+            None => break,
+        }
     }
 }
 

@@ -358,6 +358,12 @@ pub(crate) unsafe fn bind_tx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Re
         let phys_locked;
         let bind_dev: &Locked<'_> = if virt {
             phys_locked = phys.lock();
+            // Found through a queue lease, not looked up: it may be going
+            // (its unregistration, and TX bindings forgetting it, come
+            // after its state changes under this lock).
+            if !phys_locked.is_registered() {
+                return Err(ENODEV);
+            }
             &phys_locked
         } else {
             &dev

@@ -162,6 +162,34 @@ impl NetDevice {
         unsafe { bindings::netif_device_present(self.as_raw()) }
     }
 
+    /// Whether the device is registered and staying: not being
+    /// unregistered, nor moved to another namespace. Both change under the
+    /// instance lock, so the answer holds while a [`Locked`] guard lives.
+    pub fn is_registered(&self) -> bool {
+        // SAFETY: the device is alive, by the type invariant; both fields
+        // are written under the instance lock (`WRITE_ONCE` for the
+        // state), and these are their lockless reading twins.
+        let (state, moving) = unsafe {
+            (
+                core::ptr::read_volatile(&raw const (*self.as_raw()).reg_state),
+                core::ptr::read_volatile(&raw const (*self.as_raw()).moving_ns),
+            )
+        };
+        u32::from(state) == bindings::netdev_reg_state_NETREG_REGISTERED && !moving
+    }
+
+    /// Whether the device is being unregistered, or was
+    /// (`NETREG_UNREGISTERING` or `NETREG_UNREGISTERED`).
+    fn is_going(&self) -> bool {
+        // SAFETY: as in `is_registered`.
+        let state = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).reg_state) };
+        matches!(
+            u32::from(state),
+            bindings::netdev_reg_state_NETREG_UNREGISTERING
+                | bindings::netdev_reg_state_NETREG_UNREGISTERED
+        )
+    }
+
     /// Whether the core takes the instance lock around the device's ops
     /// (`netdev_need_ops_lock`): true for devices with the queue API.
     pub fn need_ops_lock(&self) -> bool {
@@ -343,19 +371,25 @@ impl RxQueue {
 /// The callbacks run in process context with RTNL held: they may sleep,
 /// but must not take RTNL, nor a lock held anywhere RTNL is then taken.
 pub trait DeviceEvents: Send + Sync {
-    /// `dev` is being unregistered (`NETDEV_UNREGISTER`). It is closed
-    /// already, and its receive queues have no memory provider left; it is
+    /// `dev` is being unregistered (`NETDEV_UNREGISTER`, with the device
+    /// past `NETREG_REGISTERED`). It is closed already, its qdiscs are shut
+    /// down and its receive queues have no memory provider left; it is
     /// freed once the last reference to it is dropped, after this returns.
+    /// The core repeats the event while it waits for those references, so
+    /// this may be called more than once for a device.
+    ///
+    /// Not called for the `NETDEV_UNREGISTER` of a move to another
+    /// namespace (the device stays registered), nor for those a notifier
+    /// replays when it is dropped.
     fn unregister(&self, dev: &NetDevice);
 }
 
 /// A netdevice notifier (`register_netdevice_notifier`): passes the events
 /// of every network device, in every namespace, to `T`.
 ///
-/// Registering one replays events for the devices that exist (none of which
-/// is [`DeviceEvents::unregister`]), and dropping it replays an unregister
-/// of every device that exists then: a notifier that keeps state per
-/// device sees it all go. Meant to live as long as a module, or for good.
+/// Registering one, or dropping it, replays events of the devices that
+/// exist then, none of which is a [`DeviceEvents::unregister`]. Meant to
+/// live as long as a module, or for good.
 ///
 /// # Invariants
 ///
@@ -419,12 +453,17 @@ impl<T: DeviceEvents> DeviceNotifier<T> {
             &*crate::container_of!(nb.cast::<Opaque<bindings::notifier_block>>(), Self, nb)
         };
         // CAST: `enum netdev_cmd` values are small.
-        if event == bindings::netdev_cmd_NETDEV_UNREGISTER as c_ulong {
-            // SAFETY: every netdevice event passes a `netdev_notifier_info`
-            // (or a struct starting with one) whose `dev` is the device,
-            // alive for the callback.
-            let dev =
-                unsafe { NetDevice::from_raw((*ptr.cast::<bindings::netdev_notifier_info>()).dev) };
+        if event != bindings::netdev_cmd_NETDEV_UNREGISTER as c_ulong {
+            return bindings::NOTIFY_DONE as c_int;
+        }
+        // SAFETY: every netdevice event passes a `netdev_notifier_info` (or
+        // a struct starting with one) whose `dev` is the device, alive for
+        // the callback.
+        let dev =
+            unsafe { NetDevice::from_raw((*ptr.cast::<bindings::netdev_notifier_info>()).dev) };
+        // A move to another namespace, or the replay of a notifier being
+        // dropped, leaves the device registered.
+        if dev.is_going() {
             this.events.unregister(dev);
         }
         bindings::NOTIFY_DONE as c_int

@@ -752,12 +752,12 @@ def case_channels(rig, problems):
     target = cur + 1 if cur < ch.get('combined-max', cur) else cur - 1
     attrs = {**rig.header, 'combined-count': target}
     try:
-        # On queue 0: 7.3's ethtool_check_max_channel() refuses a channel
-        # count equal to dev_get_min_mp_channel_count(), which is a count
-        # (the bound queue's index plus one) compared as if it were an
-        # index, so with queue 1 bound the way back to 2 channels would be
-        # refused, with or without a fault.
-        with rig.held_binding(BIND_PAGES, problems, queue=0) as (bid, q):
+        # On the highest queue both counts keep: 7.3's
+        # ethtool_check_max_channel() refused the smaller count, although
+        # it keeps that queue (a count compared as if it were an index;
+        # fixed by the series' ethtool patch).
+        keep = min(cur, target) - 1
+        with rig.held_binding(BIND_PAGES, problems, queue=keep) as (bid, q):
             if target <= q:
                 problems.append(f'{cur} channels, at most: no count keeps queue {q}')
                 return

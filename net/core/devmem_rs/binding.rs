@@ -93,7 +93,10 @@ use kernel::{
         rcu,
         Mutex, //
     },
-    types::Opaque,
+    types::{
+        ForeignOwnable,
+        Opaque, //
+    },
     workqueue::{
         self,
         impl_has_work,
@@ -101,6 +104,7 @@ use kernel::{
         Work,
         WorkItem, //
     },
+    xarray::RcuForeignOwnable,
 };
 
 /// Why a dma-buf cannot be bound. Each says what the netlink handler
@@ -700,6 +704,52 @@ impl Drop for BindingRef {
         unsafe { self.0.as_ref() }.refs.put();
     }
 }
+
+// SAFETY: `into_foreign` gives the binding's address, which is not null and
+// aligned as a `Binding` is, with the reference: `from_foreign` takes both
+// back. `borrow` and `borrow_mut` give `&Binding`, as `&BindingRef` does,
+// valid while the reference is held, and the caller keeps it held (not
+// passed to `from_foreign`) for their lifetime.
+unsafe impl ForeignOwnable for BindingRef {
+    const FOREIGN_ALIGN: usize = core::mem::align_of::<Binding>();
+    type Borrowed<'a> = &'a Binding;
+    type BorrowedMut<'a> = &'a Binding;
+
+    fn into_foreign(self) -> *mut c_void {
+        self.into_raw().as_ptr().cast()
+    }
+
+    unsafe fn from_foreign(ptr: *mut c_void) -> Self {
+        // INVARIANT: the reference `into_foreign` gave up comes back.
+        // SAFETY: `ptr` came from `into_foreign`, which does not return
+        // null.
+        Self(unsafe { NonNull::new_unchecked(ptr.cast()) })
+    }
+
+    unsafe fn borrow<'a>(ptr: *mut c_void) -> &'a Binding {
+        // SAFETY: `ptr` came from `into_foreign`: it points to a binding
+        // alive while the reference it carries is held, for `'a` at least
+        // (per the caller).
+        unsafe { &*ptr.cast::<Binding>() }
+    }
+
+    unsafe fn borrow_mut<'a>(ptr: *mut c_void) -> &'a Binding {
+        // SAFETY: as for `borrow`, whose contract `borrow_mut`'s includes.
+        unsafe { Self::borrow(ptr) }
+    }
+}
+
+// SAFETY: a `BindingRef` gives only `&Binding`, borrowed or owned, and
+// `Binding` is `Sync`. A binding is freed only by its work item
+// (`WorkItem::run`), which `Release::release` queues when the last
+// reference goes, and which waits for an RCU grace period before it frees
+// anything. A `BindingRef` taken back from an array is one of the
+// references, so the last one goes at the earliest when it is dropped,
+// and the grace period the work item waits for starts after that: it
+// waits for every RCU read-side critical section that began before the
+// `BindingRef` was taken back. Until then, what `&Binding` reaches stays
+// allocated; fields change only through their own locks and atomics.
+unsafe impl RcuForeignOwnable for BindingRef {}
 
 /// The TX bindings made for a device ([`Handle::set_netdev`]), until they
 /// are freed.

@@ -88,6 +88,7 @@ use kernel::{
         global_lock,
         percpu_ref::{
             PercpuRef,
+            PercpuRefGuard,
             Release, //
         },
         rcu,
@@ -540,7 +541,7 @@ impl Binding {
     /// Takes a reference that is not tied to a [`BindingRef`], for a holder
     /// that lives in C (a page pool); `false` if the binding is gone.
     pub fn get_raw(&self) -> bool {
-        self.refs.tryget()
+        self.refs.tryget().map(PercpuRefGuard::into_raw).is_some()
     }
 
     /// Drops a reference taken with [`Binding::get_raw`].
@@ -550,13 +551,17 @@ impl Binding {
     /// The caller holds such a reference, and does not use the binding
     /// after this call unless it holds another.
     pub unsafe fn put_raw(&self) {
-        self.refs.put();
+        // SAFETY: the caller gives up a reference taken by `get_raw`, which
+        // no guard holds.
+        unsafe { self.refs.put() };
     }
 
     /// Takes a reference unless the binding is gone (`percpu_ref_tryget`).
     pub fn tryget(&self) -> Option<BindingRef> {
-        // INVARIANT: a reference was taken for the new `BindingRef`.
-        self.refs.tryget().then(|| BindingRef(NonNull::from(self)))
+        self.refs.tryget()?.into_raw();
+        // INVARIANT: the new `BindingRef` holds the reference the guard
+        // gave up.
+        Some(BindingRef(NonNull::from(self)))
     }
 }
 
@@ -601,6 +606,11 @@ impl WorkItem for Binding {
 ///
 /// The initial reference of the count, held like any [`BindingRef`] but
 /// given up by killing the count instead of a put.
+///
+/// # Invariants
+///
+/// The inner [`BindingRef`] holds the initial reference of the binding's
+/// count, which only the handle's drop gives up, and never drops.
 pub struct Handle(ManuallyDrop<BindingRef>);
 
 impl Handle {
@@ -664,7 +674,11 @@ impl Drop for Handle {
     fn drop(&mut self) {
         // Kill drops the initial reference; the inner `BindingRef` is not
         // dropped, so it puts nothing.
-        self.refs.kill();
+        // SAFETY: the handle owns the initial reference (invariant), which
+        // no guard holds, and gives it up here, once: a handle is dropped
+        // once, and one given up by `into_raw` not until `from_raw` takes
+        // it back. The binding is freed only after `Release::release` ran.
+        unsafe { self.refs.kill() };
     }
 }
 
@@ -700,8 +714,10 @@ impl core::ops::Deref for BindingRef {
 
 impl Drop for BindingRef {
     fn drop(&mut self) {
-        // SAFETY: the binding is alive until this put (invariant).
-        unsafe { self.0.as_ref() }.refs.put();
+        // SAFETY: the binding is alive until this put, and the reference
+        // it drops is the one this `BindingRef` holds (invariant), which no
+        // guard holds and which it gives up here, once.
+        unsafe { self.0.as_ref().refs.put() };
     }
 }
 

@@ -11,6 +11,15 @@
 //! Use it for an object whose references are taken and dropped on a hot
 //! path on many CPUs, and whose teardown is started once by its owner.
 //!
+//! References are [`PercpuRefGuard`]s: [`PercpuRef::tryget`] returns one,
+//! and dropping it drops the reference, so safe code cannot drop a
+//! reference it does not hold. A holder that keeps its reference elsewhere
+//! (in C, or in a pointer of its own) gives the guard up with
+//! [`PercpuRefGuard::into_raw`] and drops the reference with the unsafe
+//! [`PercpuRef::put`]. Killing is unsafe too: only the owner of the initial
+//! reference kills, once; an owner type whose `Drop` kills makes that safe
+//! for its users.
+//!
 //! C header: [`include/linux/percpu-refcount.h`](srctree/include/linux/percpu-refcount.h)
 
 use crate::{
@@ -103,44 +112,110 @@ impl<T: Release> PercpuRef<T> {
         self.raw.get()
     }
 
-    /// Takes a reference. The caller must already hold one (or otherwise
-    /// know the count cannot be zero); use [`PercpuRef::tryget`] when it
-    /// might be.
+    /// Takes a reference, without checking the count: it must not be zero.
+    /// Use [`PercpuRef::tryget`] when it might be, or clone a guard in hand.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a reference to the count (one it keeps without a
+    /// guard, say), so the count is not zero and cannot drop to zero
+    /// during this call.
     #[inline]
-    pub fn get(&self) {
+    pub unsafe fn get(&self) -> PercpuRefGuard<'_, T> {
         // SAFETY: `raw` is initialised, by the type invariant.
-        unsafe { bindings::percpu_ref_get(self.as_raw()) }
+        unsafe { bindings::percpu_ref_get(self.as_raw()) };
+        // INVARIANT: the count was not zero (per the caller), so the get
+        // took a reference, which the guard holds.
+        PercpuRefGuard { count: self }
     }
 
     /// Takes a reference unless the count has reached zero. Succeeds on a
     /// killed count that has not reached zero yet.
     #[inline]
-    pub fn tryget(&self) -> bool {
+    pub fn tryget(&self) -> Option<PercpuRefGuard<'_, T>> {
         // SAFETY: `raw` is initialised, by the type invariant.
-        unsafe { bindings::percpu_ref_tryget(self.as_raw()) }
+        let got = unsafe { bindings::percpu_ref_tryget(self.as_raw()) };
+        // INVARIANT: the tryget took a reference, which the guard holds.
+        // Lazily: a guard made and dropped on failure would put.
+        got.then(|| PercpuRefGuard { count: self })
     }
 
     /// Takes a reference unless the count has been killed.
     #[inline]
-    pub fn tryget_live(&self) -> bool {
+    pub fn tryget_live(&self) -> Option<PercpuRefGuard<'_, T>> {
         // SAFETY: `raw` is initialised, by the type invariant.
-        unsafe { bindings::percpu_ref_tryget_live(self.as_raw()) }
+        let got = unsafe { bindings::percpu_ref_tryget_live(self.as_raw()) };
+        // INVARIANT: the tryget took a reference, which the guard holds.
+        // Lazily: a guard made and dropped on failure would put.
+        got.then(|| PercpuRefGuard { count: self })
     }
 
-    /// Drops a reference; the last one after [`PercpuRef::kill`] calls
-    /// [`Release::release`], from within this call.
+    /// Drops a reference kept without a guard; the last one after
+    /// [`PercpuRef::kill`] calls [`Release::release`], from within this
+    /// call. Dropping a [`PercpuRefGuard`] is the safe way to put.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a reference to the count that no guard holds (one
+    /// given up with [`PercpuRefGuard::into_raw`], or taken for it by C),
+    /// and gives it up: it does not put it again.
+    ///
+    /// # Examples
+    ///
+    /// Safe code cannot drop a reference it does not hold:
+    ///
+    /// ```ignore,compile_fail,E0133
+    /// use kernel::sync::percpu_ref::{
+    ///     PercpuRef,
+    ///     Release, //
+    /// };
+    ///
+    /// fn unbalanced<T: Release>(count: &PercpuRef<T>) {
+    ///     count.put();
+    /// }
+    /// ```
     #[inline]
-    pub fn put(&self) {
-        // SAFETY: `raw` is initialised, by the type invariant; the release
-        // it may trigger leaves `self` valid until it returns (the
-        // `Release` contract).
+    pub unsafe fn put(&self) {
+        // SAFETY: `raw` is initialised, by the type invariant; the caller
+        // gives up a reference it holds, so the count does not underflow;
+        // the release it may trigger leaves `self` valid until it returns
+        // (the `Release` contract).
         unsafe { bindings::percpu_ref_put(self.as_raw()) }
     }
 
     /// Drops the owner's reference and stops new [`PercpuRef::tryget_live`]
-    /// from succeeding. Call it once; a second call warns.
-    pub fn kill(&self) {
-        // SAFETY: `raw` is initialised, by the type invariant.
+    /// from succeeding. [`Release::release`] runs once the last reference
+    /// is dropped.
+    ///
+    /// # Safety
+    ///
+    /// - The caller owns the initial reference (the one [`PercpuRef::new`]
+    ///   takes for the owner), which no guard holds, and gives it up: the
+    ///   count is killed once.
+    /// - `self` is not dropped before [`Release::release`] has run: the
+    ///   switch to atomic mode that killing starts uses the count after an
+    ///   RCU grace period.
+    ///
+    /// # Examples
+    ///
+    /// Safe code cannot kill a count, so it cannot drop the initial
+    /// reference twice or without owning it:
+    ///
+    /// ```ignore,compile_fail,E0133
+    /// use kernel::sync::percpu_ref::{
+    ///     PercpuRef,
+    ///     Release, //
+    /// };
+    ///
+    /// fn kill_twice<T: Release>(count: &PercpuRef<T>) {
+    ///     count.kill();
+    ///     count.kill();
+    /// }
+    /// ```
+    pub unsafe fn kill(&self) {
+        // SAFETY: `raw` is initialised, by the type invariant; the caller
+        // gives up the initial reference, once, and keeps `self` alive for
+        // the switch to atomic mode and the release.
         unsafe { bindings::percpu_ref_kill(self.as_raw()) }
     }
 
@@ -164,6 +239,119 @@ impl<T: Release> PinnedDrop for PercpuRef<T> {
         // SAFETY: `raw` is initialised (the type invariant) and, as the
         // `PercpuRef` is being dropped, no one can use it any more.
         unsafe { bindings::percpu_ref_exit(self.as_raw()) }
+    }
+}
+
+/// A reference to a [`PercpuRef`], dropped when the guard is.
+///
+/// Returned by [`PercpuRef::tryget`] and [`PercpuRef::tryget_live`]; cloning
+/// takes another reference. It borrows the count, so it cannot outlive it.
+///
+/// # Invariants
+///
+/// The guard holds one reference to `count`, which it drops on drop.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::sync::percpu_ref::{
+///     PercpuRef,
+///     Release, //
+/// };
+///
+/// #[pin_data]
+/// struct Obj {
+///     #[pin]
+///     refs: PercpuRef<Obj>,
+/// }
+///
+/// // SAFETY: `release` does nothing; it does not even run here, as the
+/// // count is never killed.
+/// unsafe impl Release for Obj {
+///     fn release(_this: &PercpuRef<Self>) {}
+/// }
+///
+/// let obj = KBox::pin_init(
+///     try_pin_init!(Obj {
+///         refs <- PercpuRef::new(GFP_KERNEL),
+///     }? Error),
+///     GFP_KERNEL,
+/// )?;
+///
+/// // Each guard drops its reference when it goes.
+/// let r = obj.refs.tryget().ok_or(ENODEV)?;
+/// let r2 = r.clone();
+/// drop(r);
+/// drop(r2);
+///
+/// // A reference kept without a guard, as a holder in C keeps one, is
+/// // dropped with an explicit, unsafe, put.
+/// let raw = obj.refs.tryget_live().ok_or(ENODEV)?.into_raw();
+/// // SAFETY: this drops the reference `into_raw` gave up, once.
+/// unsafe { raw.put() };
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// A guard cannot outlive the count it borrows:
+///
+/// ```ignore,compile_fail,E0505
+/// use kernel::sync::percpu_ref::{
+///     PercpuRef,
+///     Release, //
+/// };
+///
+/// fn outlive<T: Release>(count: KBox<PercpuRef<T>>) {
+///     let r = count.tryget();
+///     drop(count);
+///     drop(r);
+/// }
+/// ```
+#[must_use = "the reference is dropped right away when the guard is unused"]
+pub struct PercpuRefGuard<'a, T: Release> {
+    count: &'a PercpuRef<T>,
+}
+
+impl<'a, T: Release> PercpuRefGuard<'a, T> {
+    /// The count the guard holds a reference to.
+    pub fn count(&self) -> &'a PercpuRef<T> {
+        self.count
+    }
+
+    /// Gives up the guard but not its reference, for a holder that keeps
+    /// the reference without a guard; [`PercpuRef::put`] drops it, and
+    /// [`PercpuRefGuard::from_raw`] takes it back into a guard.
+    pub fn into_raw(self) -> &'a PercpuRef<T> {
+        let count = self.count;
+        core::mem::forget(self);
+        count
+    }
+
+    /// A guard for a reference kept without one.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a reference to `count` that no guard holds (one
+    /// given up with [`PercpuRefGuard::into_raw`], or taken for it by C),
+    /// and gives it to the guard: it does not put it itself.
+    pub unsafe fn from_raw(count: &'a PercpuRef<T>) -> Self {
+        // INVARIANT: the caller gives the guard its reference.
+        Self { count }
+    }
+}
+
+impl<T: Release> Clone for PercpuRefGuard<'_, T> {
+    fn clone(&self) -> Self {
+        // SAFETY: `self` holds a reference until it is dropped, after this
+        // call (the type invariant), so the count is not zero.
+        unsafe { self.count.get() }
+    }
+}
+
+impl<T: Release> Drop for PercpuRefGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the guard holds a reference that no one else puts (the
+        // type invariant), and gives it up here, once.
+        unsafe { self.count.put() }
     }
 }
 
@@ -216,15 +404,18 @@ mod tests {
     fn live_count_hands_out_references() -> Result {
         let c = counted()?;
         assert!(!c.count.is_dying());
-        assert!(c.count.tryget());
-        assert!(c.count.tryget_live());
-        c.count.get();
-        c.count.put();
-        c.count.put();
-        c.count.put();
+        let a = c.count.tryget().ok_or(EINVAL)?;
+        let b = c.count.tryget_live().ok_or(EINVAL)?;
+        let d = a.clone();
+        assert!(core::ptr::eq(d.count(), &c.count));
+        drop(a);
+        drop(b);
+        drop(d);
         assert_eq!(c.released.load(Relaxed), 0);
         // The owner's reference is still there: kill drops it and releases.
-        c.count.kill();
+        // SAFETY: the test owns `c` and its initial reference, kills once,
+        // and drops `c` only after the release (no `?` after the kill).
+        unsafe { c.count.kill() };
         settle(&c);
         assert!(c.count.is_zero());
         assert_eq!(c.released.load(Relaxed), 1);
@@ -234,30 +425,56 @@ mod tests {
     #[test]
     fn release_waits_for_the_last_reference() -> Result {
         let c = counted()?;
-        c.count.get();
-        c.count.get();
-        c.count.kill();
+        let a = c.count.tryget_live().ok_or(EINVAL)?;
+        let b = a.clone();
+        // SAFETY: the test owns `c` and its initial reference, kills once,
+        // and drops `c` only after the release (no `?` after the kill).
+        unsafe { c.count.kill() };
         settle(&c);
         assert!(c.count.is_dying());
         // Killed but referenced: tryget still works, tryget_live does not.
-        assert!(c.count.tryget());
-        assert!(!c.count.tryget_live());
-        c.count.put();
-        c.count.put();
+        let d = c.count.tryget();
+        assert!(d.is_some());
+        assert!(c.count.tryget_live().is_none());
+        drop(d);
+        drop(a);
         assert_eq!(c.released.load(Relaxed), 0);
         assert!(!c.count.is_zero());
-        c.count.put();
+        // The last guard's drop releases, from within the put.
+        drop(b);
         assert_eq!(c.released.load(Relaxed), 1);
         assert!(c.count.is_zero());
-        assert!(!c.count.tryget());
+        assert!(c.count.tryget().is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn raw_references_balance() -> Result {
+        let c = counted()?;
+        let raw = c.count.tryget().ok_or(EINVAL)?.into_raw();
+        // SAFETY: `raw` holds the reference `into_raw` gave up, which the
+        // guard takes back.
+        let a = unsafe { PercpuRefGuard::from_raw(raw) };
+        // SAFETY: `a` holds a reference, so the count is not zero.
+        let b = unsafe { c.count.get() }.into_raw();
+        drop(a);
+        // SAFETY: `b` is the reference `into_raw` gave up, dropped once.
+        unsafe { b.put() };
+        // SAFETY: the test owns `c` and its initial reference, kills once,
+        // and drops `c` only after the release (no `?` after the kill).
+        unsafe { c.count.kill() };
+        settle(&c);
+        // Every reference was dropped once: the kill released.
+        assert!(c.count.is_zero());
+        assert_eq!(c.released.load(Relaxed), 1);
         Ok(())
     }
 
     #[test]
     fn dropping_an_unkilled_count_releases_nothing() -> Result {
         let c = counted()?;
-        c.count.get();
-        c.count.put();
+        drop(c.count.tryget());
+        assert_eq!(c.released.load(Relaxed), 0);
         drop(c);
         Ok(())
     }

@@ -64,6 +64,12 @@ step() { # name command...
 
 vm_ok=yes
 step kernel-build "$HARNESS_DIR/kernel.sh" || vm_ok=no
+# The examples that must not compile, against the kernel crate just built.
+if [ $vm_ok = yes ]; then
+	mapfile -t rs < <(git -C "$TOP_DIR" ls-files '*.rs')
+	(cd "$TOP_DIR" && python3 "$HARNESS_DIR/compile_fail.py" "$KBUILD_OUT" "$KERNEL_TREE" \
+		"${rs[@]}") >>"$static" || true
+fi
 [ $vm_ok = yes ] && { step kselftest-build "$HARNESS_DIR/kselftest.sh" || vm_ok=no; }
 
 if [ $vm_ok = yes ]; then

@@ -38,15 +38,64 @@ use core::{
     ptr::NonNull, //
 };
 
-/// What `ndo_start_xmit` answers (`netdev_tx_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxStatus {
-    /// The packet was taken (sent, queued or dropped).
-    Ok,
-    /// The ring is full; the stack keeps the packet and retries. The driver
-    /// must have stopped the queue.
-    Busy,
-}
+/// A packet [`Operations::start_xmit`] gives back to the stack, which
+/// keeps it and retries it (`NETDEV_TX_BUSY`): the ring is full. The
+/// driver must have stopped the queue.
+///
+/// Answering busy takes the packet, so a driver cannot answer busy for one
+/// it freed or kept, which the stack would then retry. It must be the
+/// [`SkBuff`] `start_xmit` got: the stack retries the buffer it passed in,
+/// whatever is returned. When a driver returns another, it took the one
+/// passed in (sent, kept or freed it), so the adapter warns, frees the one
+/// returned as dropped and answers `NETDEV_TX_OK`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::net::{
+///     driver::Busy,
+///     skbuff::SkBuff, //
+/// };
+///
+/// fn xmit(skb: SkBuff, room: bool) -> Result<(), Busy> {
+///     if !room {
+///         // The stack keeps it and retries.
+///         return Err(Busy(skb));
+///     }
+///     // The device would send it here.
+///     skb.consume();
+///     Ok(())
+/// }
+/// ```
+///
+/// A driver cannot free a packet and answer busy for it:
+///
+/// ```ignore,compile_fail,E0382
+/// use kernel::net::{
+///     driver::Busy,
+///     skbuff::SkBuff, //
+/// };
+///
+/// fn xmit(skb: SkBuff) -> Result<(), Busy> {
+///     drop(skb);
+///     Err(Busy(skb))
+/// }
+/// ```
+///
+/// nor answer busy without giving the packet back:
+///
+/// ```ignore,compile_fail,E0308
+/// use kernel::net::{
+///     driver::Busy,
+///     skbuff::SkBuff, //
+/// };
+///
+/// fn xmit(skb: SkBuff) -> Result<(), Busy> {
+///     drop(skb);
+///     Err(Busy)
+/// }
+/// ```
+pub struct Busy(pub SkBuff);
 
 /// Counters reported by `ndo_get_stats64` (`struct rtnl_link_stats64`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -80,8 +129,9 @@ pub trait Operations: Sized + Send + Sync + 'static {
     fn stop(dev: &Device<Self>) -> Result;
 
     /// Sends `skb` (`ndo_start_xmit`), with the transmit queue's lock held
-    /// and bottom halves off.
-    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus;
+    /// and bottom halves off. `Ok` when the packet was taken (sent, queued
+    /// or dropped); [`Busy`] with `skb` when the ring is full.
+    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy>;
 
     /// Fills in counters (`ndo_get_stats64`).
     fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64) {
@@ -1129,9 +1179,25 @@ impl<T: Operations> Adapter<T> {
     ) -> bindings::netdev_tx_t {
         // SAFETY: per this function's contract.
         let (dev, skb) = unsafe { (Self::dev(dev), SkBuff::from_raw(skb)) };
+        let passed = skb.as_raw();
         match T::start_xmit(dev, skb) {
-            TxStatus::Ok => bindings::netdev_tx_NETDEV_TX_OK,
-            TxStatus::Busy => bindings::netdev_tx_NETDEV_TX_BUSY,
+            Ok(()) => bindings::netdev_tx_NETDEV_TX_OK,
+            // The stack keeps the buffer it passed in and retries it: given
+            // back, not freed. A buffer at its address is that one or, if
+            // the driver freed it and got another there, a valid one the
+            // driver owns: either way the stack gets a buffer it owns.
+            Err(Busy(skb)) if skb.as_raw() == passed => {
+                let _ = skb.into_raw();
+                bindings::netdev_tx_NETDEV_TX_BUSY
+            }
+            // Another buffer: the driver took the one passed in (sent, kept
+            // or freed it), which the stack must not retry. The one
+            // returned is the driver's to drop.
+            Err(Busy(other)) => {
+                crate::warn_on!(true);
+                drop(other);
+                bindings::netdev_tx_NETDEV_TX_OK
+            }
         }
     }
 

@@ -34,6 +34,7 @@ use kernel::{
     net::{
         driver::{
             self,
+            Busy,
             Device,
             Features,
             Operations,
@@ -44,8 +45,7 @@ use kernel::{
             RxMode,
             RxQueueStats,
             Stats64,
-            TxQueueStats,
-            TxStatus, //
+            TxQueueStats, //
             ETH_ALEN,
         },
         ethtool,
@@ -897,12 +897,12 @@ impl Operations for Nic {
         opened
     }
 
-    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> TxStatus {
+    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy> {
         let nic = dev.data();
         let qi = skb.queue_mapping();
         let Some(q) = nic.active().get(usize::from(qi)) else {
             skb.drop_reason(DropReason::NotSpecified);
-            return TxStatus::Ok;
+            return Ok(());
         };
         let mut tx = q.tx.lock();
         let sent = match tx.push(nic.bound(), skb) {
@@ -915,14 +915,13 @@ impl Operations for Nic {
                 let status = match e {
                     TxError::Dropped => {
                         q.tx_dropped.add(1, Relaxed);
-                        TxStatus::Ok
+                        Ok(())
                     }
                     TxError::Full(skb) => {
                         dev.stop_queue(qi);
                         q.tx_stops.add(1, Relaxed);
                         // The stack keeps it and retries.
-                        let _ = skb.into_raw();
-                        TxStatus::Busy
+                        Err(Busy(skb))
                     }
                 };
                 nic.wr(txq(q.idx) + Q_TAIL, tail);
@@ -952,7 +951,7 @@ impl Operations for Nic {
         if unsafe { dev.tx_sent(qi, sent.bytes, driver::xmit_more()) } {
             nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
         }
-        TxStatus::Ok
+        Ok(())
     }
 
     fn set_rx_mode(dev: &Device<Self>, mode: &RxMode<'_>) -> Result {

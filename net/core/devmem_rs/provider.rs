@@ -173,7 +173,9 @@ mod tests {
         with_binding(100, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let first = rig.alloc();
-            let niov = NetmemRef::from_raw(first).net_iov().ok_or(EINVAL)?;
+            // SAFETY: a buffer the pool handed out, held until `put`.
+            let niov = unsafe { NetmemRef::from_raw(first) };
+            let niov = niov.net_iov().ok_or(EINVAL)?;
             // SAFETY: the pool handed out a `net_iov` of the binding.
             let niov = unsafe { NetIov::from_raw(niov.as_ptr()) };
             assert!(b.index_of(niov).is_some());
@@ -181,7 +183,8 @@ mod tests {
             // As in C: one handed out, none parked in the pool's cache.
             assert_eq!(rig.cached(), 0);
             let second = rig.alloc();
-            assert!(NetmemRef::from_raw(second).is_net_iov());
+            // SAFETY: as for `first`.
+            assert!(unsafe { NetmemRef::from_raw(second) }.is_net_iov());
             assert!(second != first);
             assert_eq!(rig.cached(), 0);
             rig.put(first);
@@ -241,7 +244,10 @@ mod tests {
         with_binding(3, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let got = [rig.alloc(), rig.alloc(), rig.alloc()];
-            assert!(got.iter().all(|&m| NetmemRef::from_raw(m).is_net_iov()));
+            for &m in got.iter() {
+                // SAFETY: a buffer the pool handed out, held until `put`.
+                assert!(unsafe { NetmemRef::from_raw(m) }.is_net_iov());
+            }
             assert_eq!(rig.alloc(), 0);
             for m in got {
                 rig.put(m);

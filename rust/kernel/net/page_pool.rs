@@ -453,7 +453,8 @@ impl Pool {
         // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
         let size = (crate::page::PAGE_SIZE << self.as_page_pool().order()) as u32;
         (raw != 0).then(|| PoolNetmem {
-            netmem: NetmemRef::from_raw(raw),
+            // SAFETY: a buffer the pool handed out, not 0.
+            netmem: unsafe { NetmemRef::from_raw(raw) },
             offset: 0,
             size,
             pool: self.ptr,
@@ -474,7 +475,8 @@ impl Pool {
             )
         };
         (raw != 0).then(|| PoolNetmem {
-            netmem: NetmemRef::from_raw(raw),
+            // SAFETY: a buffer the pool handed out, not 0.
+            netmem: unsafe { NetmemRef::from_raw(raw) },
             offset,
             size,
             pool: self.ptr,
@@ -698,7 +700,9 @@ impl<T: MemoryProvider> Adapter<T> {
     ) -> bool {
         // SAFETY: per this function's contract.
         let (pool, this) = unsafe { Self::provider(pool) };
-        T::release_netmem(this, pool, NetmemRef::from_raw(netmem))
+        // SAFETY: a buffer the pool holds, so a valid page or `net_iov`.
+        let netmem = unsafe { NetmemRef::from_raw(netmem) };
+        T::release_netmem(this, pool, netmem)
     }
 
     /// # Safety

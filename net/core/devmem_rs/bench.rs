@@ -46,7 +46,8 @@ use kernel::{
             AllocCache,
             MemoryProvider,
             PagePool,
-            PoolInit, //
+            PoolInit,
+            ProviderOps, //
         },
     },
     page::{
@@ -127,8 +128,20 @@ impl Drop for GenPoolPath {
     }
 }
 
+// SAFETY:
+// - `alloc_netmems` hands out the `net_iov` of the binding at the address
+//   the gen_pool just allocated, which no one else holds: the gen_pool
+//   hands each address out once until it is freed, and the bench runs one
+//   round at a time, so no pool of the binding's own provider holds a
+//   `net_iov` meanwhile. It clears and adopts it for the pool it returns
+//   it to.
+// - The binding outlives the path and every pool using it (the type
+//   invariant), so its `net_iov`s stay valid while a pool holds them; an
+//   address goes back to the gen_pool only in `release_netmem`.
+// - `init` takes nothing, so neither it nor `destroy` has anything to
+//   undo.
 #[vtable]
-impl MemoryProvider for GenPoolPath {
+unsafe impl MemoryProvider for GenPoolPath {
     fn init(_this: &Self, pool: &mut PoolInit<'_>) -> Result {
         pool.disable_dma_sync();
         Ok(())
@@ -155,7 +168,9 @@ impl MemoryProvider for GenPoolPath {
         let niov = this.binding().net_iov(idx)?;
         // SAFETY: the gen_pool just handed this `net_iov` out.
         unsafe { niov.reset_pp() };
-        cache.adopt(niov);
+        // SAFETY: as above, cleared, and returned to the pool below; the
+        // binding outlives the pool.
+        unsafe { cache.adopt(niov) };
         Some(niov.to_netmem())
     }
 
@@ -180,7 +195,7 @@ impl MemoryProvider for GenPoolPath {
     }
 }
 
-static C_PATH_OPS: bindings::memory_provider_ops = page_pool::Adapter::<GenPoolPath>::OPS;
+static C_PATH_OPS: ProviderOps<GenPoolPath> = ProviderOps::new();
 
 /// One round: a new pool on the rig's queue, every `net_iov` out and back,
 /// the pool destroyed (which releases what its ring holds to the
@@ -211,7 +226,11 @@ fn round(rig: &mut Rig, dev: &Device<Bound>) -> Result<(u32, i64)> {
 
 /// A rig for `ops` over `mp`, without a pool yet: its netdev is made once,
 /// outside the timed rounds.
-fn rig<T>(ops: &'static bindings::memory_provider_ops, mp: &T, dev: &Device<Bound>) -> Result<Rig> {
+fn rig<T: MemoryProvider>(
+    ops: &'static ProviderOps<T>,
+    mp: &T,
+    dev: &Device<Bound>,
+) -> Result<Rig> {
     let mut rig = Rig::new(ops, mp, dev, 0)?;
     rig.drop_pool();
     Ok(rig)

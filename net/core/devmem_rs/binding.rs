@@ -313,12 +313,20 @@ impl Binding {
             let (first, n) = (c.first as usize, c.count as usize);
             // SAFETY: `first..first + n` is inside `niovs` (the layout's
             // invariant), which is never resized and is freed with the
-            // chunks.
+            // chunks; `chunks` is never resized either, and the binding is
+            // pinned, so the area stays in place. No `net_iov` points to
+            // it yet: they are initialised below.
             unsafe { chunk.area.init(base.add(first).cast(), n, c.base_virtual) };
             for (j, niov) in proj.niovs[first..first + n].iter_mut().enumerate() {
                 // CAST: `j` is below a segment's niov count.
                 let dma = c.base_dma + ((j as u64) << shift);
-                niov.init(&chunk.area, NetIovType::Dmabuf, dma);
+                // SAFETY: `niov` is in the array the area was just pointed
+                // at; both are pinned with the binding and freed with it.
+                // The area starts the chunk, a `dmabuf_genpool_chunk_owner`
+                // as C reads it for `Dmabuf`. `dma` is the address, in the
+                // binding's mapping, of this `net_iov`'s slice of the
+                // dma-buf (the layout numbers the slices).
+                unsafe { niov.init(&chunk.area, NetIovType::Dmabuf, dma) };
             }
         }
 
@@ -866,7 +874,7 @@ mod tests {
             assert_eq!(b.niov_count(), 3);
             let n2 = b.net_iov(2).ok_or(EINVAL)?;
             assert_eq!(n2.dma_addr(), 0x80_0000);
-            assert_eq!(n2.index(), 0);
+            assert_eq!(n2.index(), Some(0));
             assert_eq!(b.virtual_addr(n2), Some(2 * PAGE_SIZE));
             // SAFETY: `n2` is a `net_iov` of the live binding `b`.
             let owner = unsafe { Binding::of_net_iov(n2) };

@@ -26,7 +26,8 @@ use kernel::{
             MemoryProvider,
             MpParams,
             PagePool,
-            PoolInit, //
+            PoolInit,
+            ProviderOps, //
         },
     },
     page::PAGE_SHIFT,
@@ -35,7 +36,7 @@ use kernel::{
 
 /// The provider's ops table, in read-only data as the page pool requires;
 /// its address identifies the provider.
-pub static DEVMEM_OPS: kernel::bindings::memory_provider_ops = page_pool::Adapter::<Binding>::OPS;
+pub static DEVMEM_OPS: ProviderOps<Binding> = ProviderOps::new();
 
 /// The provider parameters of `binding`. A binding of large `net_iov`s
 /// asks the queue for buffers of that size; one of `PAGE_SIZE` asks for
@@ -85,8 +86,19 @@ pub fn uninstall_all(binding: &Binding, dev: Option<&Locked<'_>>) {
     }
 }
 
+// SAFETY:
+// - `alloc_netmems` hands out one `net_iov` of the binding per call, taken
+//   off its free list (so used by no one else), cleared and adopted by the
+//   pool it returns it to; the binding's `net_iov`s were initialised for
+//   it, as `Dmabuf` in its chunks, when it was bound.
+// - The pool's reference to the binding (taken in `init`, dropped in
+//   `destroy`) keeps the `net_iov`s, pinned with the binding, alive while
+//   the pool holds any; a `net_iov` goes back on the free list only in
+//   `release_netmem`, when the pool gives it back.
+// - `init` takes the reference last, so it has nothing to undo when it
+//   fails; `destroy` drops it.
 #[vtable]
-impl MemoryProvider for Binding {
+unsafe impl MemoryProvider for Binding {
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result {
         // dma-buf memory must not be synced: the C core clears this first.
         pool.disable_dma_sync();
@@ -116,7 +128,10 @@ impl MemoryProvider for Binding {
         // SAFETY: the `net_iov` came off the free list: no one else uses
         // it.
         unsafe { niov.reset_pp() };
-        cache.adopt(niov);
+        // SAFETY: a free `net_iov` of the binding, just cleared, returned
+        // to the pool below; the pool's reference to the binding keeps it
+        // alive until the pool gives it back.
+        unsafe { cache.adopt(niov) };
         Some(niov.to_netmem())
     }
 
@@ -173,7 +188,9 @@ mod tests {
         with_binding(100, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let first = rig.alloc();
-            let niov = NetmemRef::from_raw(first).net_iov().ok_or(EINVAL)?;
+            // SAFETY: a buffer the pool handed out, held until `put`.
+            let niov = unsafe { NetmemRef::from_raw(first) };
+            let niov = niov.net_iov().ok_or(EINVAL)?;
             // SAFETY: the pool handed out a `net_iov` of the binding.
             let niov = unsafe { NetIov::from_raw(niov.as_ptr()) };
             assert!(b.index_of(niov).is_some());
@@ -181,7 +198,8 @@ mod tests {
             // As in C: one handed out, none parked in the pool's cache.
             assert_eq!(rig.cached(), 0);
             let second = rig.alloc();
-            assert!(NetmemRef::from_raw(second).is_net_iov());
+            // SAFETY: as for `first`.
+            assert!(unsafe { NetmemRef::from_raw(second) }.is_net_iov());
             assert!(second != first);
             assert_eq!(rig.cached(), 0);
             rig.put(first);
@@ -241,7 +259,10 @@ mod tests {
         with_binding(3, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
             let got = [rig.alloc(), rig.alloc(), rig.alloc()];
-            assert!(got.iter().all(|&m| NetmemRef::from_raw(m).is_net_iov()));
+            for &m in got.iter() {
+                // SAFETY: a buffer the pool handed out, held until `put`.
+                assert!(unsafe { NetmemRef::from_raw(m) }.is_net_iov());
+            }
             assert_eq!(rig.alloc(), 0);
             for m in got {
                 rig.put(m);
@@ -270,7 +291,7 @@ mod tests {
             h.add_rxq(rig.rx_queue(0))?;
             assert_eq!(h.dev_ptr(), rig.netdev().as_raw());
             assert!(h.rx_dev().is_some());
-            let uninstall = DEVMEM_OPS.uninstall.ok_or(EINVAL)?;
+            let uninstall = DEVMEM_OPS.as_raw().uninstall.ok_or(EINVAL)?;
             // As the core does when the device goes, for a queue the
             // binding is not on, then for its queue.
             let other = rig.rx_queue(1).as_raw();

@@ -41,7 +41,9 @@ use kernel::{
         },
         page_pool::{
             self,
-            Pool, //
+            MemoryProvider,
+            Pool,
+            ProviderOps, //
         },
     },
     page::{
@@ -95,8 +97,8 @@ impl Rig {
 
     /// A pool of `order` on a queue whose provider is `ops` over `mp_priv`,
     /// mapping for `dev`. `mp_priv` must outlive the rig.
-    pub(crate) fn new<T>(
-        ops: &'static bindings::memory_provider_ops,
+    pub(crate) fn new<T: MemoryProvider>(
+        ops: &'static ProviderOps<T>,
         mp_priv: &T,
         dev: &Device<Bound>,
         order: u32,
@@ -107,7 +109,7 @@ impl Rig {
         // provider parameters are set before any pool reads them.
         unsafe {
             let rxq = (*netdev)._rx;
-            (*rxq).mp_params.mp_ops = ops;
+            (*rxq).mp_params.mp_ops = ops.as_raw();
             (*rxq).mp_params.mp_priv = ptr::from_ref(mp_priv).cast_mut().cast();
         }
         rig.new_pool(dev, order)?;

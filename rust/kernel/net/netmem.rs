@@ -30,10 +30,28 @@ pub enum NetIovType {
 
 /// A `struct net_iov`.
 ///
+/// C trusts a `net_iov` it is handed: it finds the area from `owner`,
+/// computes the index from the area's array, reads the provider's data
+/// behind the area for [`NetIovType::Dmabuf`], and lets the device write
+/// to the DMA address. Only [`NetIov::init`], which is unsafe, sets them:
+///
+/// ```ignore,compile_fail,E0133
+/// use kernel::net::netmem::{
+///     NetIov,
+///     NetIovArea,
+///     NetIovType, //
+/// };
+///
+/// fn forge(niov: &mut NetIov, elsewhere: &NetIovArea) {
+///     niov.init(elsewhere, NetIovType::Dmabuf, 0xdead_0000);
+/// }
+/// ```
+///
 /// # Invariants
 ///
-/// Once initialised with [`NetIov::init`], `owner` points to the area whose
-/// `niovs` array holds this `net_iov`.
+/// `owner` is null (a [`NetIov::zeroed`] `net_iov`), or points to an
+/// initialised [`NetIovArea`] that stays valid and in place as long as
+/// this `net_iov` exists.
 #[repr(transparent)]
 pub struct NetIov(Opaque<bindings::net_iov>);
 
@@ -69,7 +87,24 @@ impl NetIov {
     /// Stamps the owning area and type (`net_iov_init`) and records the DMA
     /// address of the memory, as a page pool keeps it for the
     /// `net_iov` (`page_pool_set_dma_addr_netmem`).
-    pub fn init(&mut self, owner: &NetIovArea, kind: NetIovType, dma: DmaAddress) {
+    ///
+    /// # Safety
+    ///
+    /// C trusts all three values once the `net_iov` goes to a page pool:
+    ///
+    /// - `self` is an element of the array `owner` was initialised with
+    ///   ([`NetIovArea::init`]), and neither `self` nor `owner` moves or
+    ///   goes away while the `net_iov` exists (C computes the index as
+    ///   `niov - owner->niovs`, and finds the area from the `net_iov`);
+    /// - `kind` is that of the provider that owns `owner`: for
+    ///   [`NetIovType::Dmabuf`], `owner` is the `area` at the start of a
+    ///   devmem chunk (`struct dmabuf_genpool_chunk_owner`), which C reads
+    ///   through `net_iov_owner`;
+    /// - `dma` is the address, mapped for the device of every page pool the
+    ///   `net_iov` goes to, of `1 << niov_shift` bytes of the provider's
+    ///   memory that only this `net_iov` stands for: the device writes
+    ///   there.
+    pub unsafe fn init(&mut self, owner: &NetIovArea, kind: NetIovType, dma: DmaAddress) {
         let raw = self.as_raw();
         // A page pool on a 32-bit machine with 64-bit DMA keeps page frame
         // numbers, as it does for pages.
@@ -79,51 +114,64 @@ impl NetIov {
             dma
         };
         // SAFETY: `&mut self` is the only reference to this `net_iov`.
+        // INVARIANT: `owner` is an initialised area that stays in place as
+        // long as `self` exists, per the caller.
         unsafe {
             (*raw).owner = owner.as_raw();
             (*raw).type_ = kind as u32;
             // CAST: fits: see `stored` above.
             (*raw).desc.dma_addr = stored as usize;
         }
-        // INVARIANT: the caller places `self` in `owner`'s array; the
-        // area's own invariant ties the two.
     }
 
-    fn raw(&self) -> &bindings::net_iov {
-        // SAFETY: the `net_iov` is valid; its plain fields read here are
-        // only written through `&mut self`.
-        unsafe { &*self.as_raw() }
-    }
-
-    /// The area this `net_iov` belongs to (`net_iov_owner`).
+    /// The area this `net_iov` belongs to (`net_iov_owner`); null until
+    /// [`NetIov::init`].
     pub fn owner(&self) -> *mut bindings::net_iov_area {
-        self.raw().owner
+        // SAFETY: the `net_iov` is valid; `owner` is only written through
+        // `&mut self`. Read in place: the page pool updates other fields
+        // concurrently.
+        unsafe { (*self.as_raw()).owner }
     }
 
     /// The type of provider it belongs to.
     pub fn kind(&self) -> Option<NetIovType> {
-        match self.raw().type_ {
+        // SAFETY: as in `owner`.
+        match unsafe { (*self.as_raw()).type_ } {
             bindings::net_iov_type_NET_IOV_DMABUF => Some(NetIovType::Dmabuf),
             bindings::net_iov_type_NET_IOV_IOURING => Some(NetIovType::IoUring),
             _ => None,
         }
     }
 
-    /// Its position in its area's array (`net_iov_idx`).
-    pub fn index(&self) -> usize {
-        // SAFETY: `owner` points to the area holding this `net_iov` (the
-        // type invariant).
-        let base = unsafe { (*self.owner()).niovs };
-        // CAST: this `net_iov` lies at or after `base` in the same array,
-        // so the difference is non-negative.
-        // SAFETY: both pointers are in the area's array (the invariant).
-        unsafe { self.as_raw().offset_from(base) as usize }
+    /// Its position in its area's array (`net_iov_idx`); `None` if it has
+    /// no area or does not lie in the area's array.
+    ///
+    /// Only addresses are compared: unlike `offset_from`, this is defined
+    /// for a `net_iov` outside the array too.
+    pub fn index(&self) -> Option<usize> {
+        let owner = self.owner();
+        if owner.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null `owner` is an initialised area that is still
+        // valid (the type invariant), whose fields are no longer written.
+        let (base, count) = unsafe { ((*owner).niovs, (*owner).num_niovs) };
+        let off = self.as_raw().addr().checked_sub(base.addr())?;
+        let size = core::mem::size_of::<bindings::net_iov>();
+        if off % size != 0 {
+            return None;
+        }
+        let idx = off / size;
+        (idx < count).then_some(idx)
     }
 
     /// The DMA address the page pool records for this `net_iov`.
     pub fn dma_addr(&self) -> DmaAddress {
+        // SAFETY: as in `owner`; the page pool does not write `dma_addr`
+        // of a provider's `net_iov`.
+        let stored = unsafe { (*self.as_raw()).desc.dma_addr };
         // CAST: lossless, `dma_addr_t` is at least as wide as `usize`.
-        let stored = self.raw().desc.dma_addr as DmaAddress;
+        let stored = stored as DmaAddress;
         if core::mem::size_of::<DmaAddress>() > core::mem::size_of::<usize>() {
             stored << PAGE_SHIFT
         } else {
@@ -151,6 +199,7 @@ impl NetIov {
     pub fn to_netmem(&self) -> NetmemRef {
         // The `net_iov` is aligned: its low bit is free for the tag. C code
         // turns the value back into a pointer, so the provenance is exposed.
+        // INVARIANT: a valid `net_iov`, tagged.
         NetmemRef(self.as_raw().expose_provenance() | NET_IOV_TAG)
     }
 }
@@ -198,8 +247,11 @@ impl NetIovArea {
     ///
     /// # Safety
     ///
-    /// `niovs` points to `count` `net_iov`s that outlive the area and do not
-    /// move.
+    /// - `niovs` points to `count` `net_iov`s that outlive the area and do
+    ///   not move;
+    /// - the area does not move or go away while any `net_iov` points to it
+    ///   ([`NetIov::init`]), and none does yet: readers of an initialised
+    ///   area do not expect it to change.
     pub unsafe fn init(
         &mut self,
         niovs: *mut bindings::net_iov,
@@ -238,13 +290,35 @@ const NET_IOV_TAG: bindings::netmem_ref = bindings::NET_IOV as bindings::netmem_
 
 /// A `netmem_ref`: a `struct page` or a `net_iov`, told apart by the low
 /// bit.
+///
+/// C trusts the `netmem_ref`s it is handed (by a memory provider, for
+/// one), so safe code cannot make one from an arbitrary value:
+///
+/// ```ignore,compile_fail,E0133
+/// use kernel::net::netmem::NetmemRef;
+///
+/// let forged = NetmemRef::from_raw(0x1000 | 1);
+/// ```
+///
+/// # Invariants
+///
+/// The value is not 0, and when it was made it was the address of a
+/// `struct page`, or of a `net_iov` with the `NET_IOV` bit set. Like a
+/// raw pointer, it does not keep what it points to alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct NetmemRef(bindings::netmem_ref);
 
 impl NetmemRef {
     /// Wraps a `netmem_ref` from C.
-    pub fn from_raw(raw: bindings::netmem_ref) -> Self {
+    ///
+    /// # Safety
+    ///
+    /// `raw` is the address of a valid `struct page`, or of a valid
+    /// `net_iov` with the `NET_IOV` bit set: a `netmem_ref` C handed out,
+    /// not 0.
+    pub unsafe fn from_raw(raw: bindings::netmem_ref) -> Self {
+        // INVARIANT: per the caller.
         Self(raw)
     }
 
@@ -286,16 +360,23 @@ mod tests {
         unsafe { area.init(niovs.as_mut_ptr().cast(), 4, 0x4000) };
         for (i, n) in niovs.iter_mut().enumerate() {
             // CAST: small test values.
-            n.init(&area, NetIovType::Dmabuf, 0x10_0000 + (i as u64) * 4096);
+            let dma = 0x10_0000 + (i as u64) * 4096;
+            // SAFETY: `n` is in `area`'s array; both stay in place until
+            // the end of the test. No page pool sees these `net_iov`s, so
+            // the type and DMA address are only read back.
+            unsafe { n.init(&area, NetIovType::Dmabuf, dma) };
         }
         assert_eq!(area.len(), 4);
         assert_eq!(area.base_virtual(), 0x4000);
         for (i, n) in niovs.iter().enumerate() {
-            assert_eq!(n.index(), i);
+            assert_eq!(n.index(), Some(i));
             assert_eq!(n.owner(), area.as_raw());
             assert_eq!(n.kind(), Some(NetIovType::Dmabuf));
             assert_eq!(n.dma_addr(), 0x10_0000 + (i as u64) * 4096);
         }
+        // A `net_iov` in no area has no index.
+        let stray = NetIov::zeroed();
+        assert_eq!(stray.index(), None);
         Ok(())
     }
 
@@ -307,7 +388,9 @@ mod tests {
         assert_eq!(r.as_raw() & 1, 1);
         assert_eq!(r.net_iov().map(|p| p.as_ptr()), Some(n.as_raw()));
         // A page pointer has the bit clear.
-        let page = NetmemRef::from_raw(0x1000);
+        let page = crate::page::Page::alloc_page(GFP_KERNEL)?;
+        // SAFETY: a valid page, alive until the end of the test.
+        let page = unsafe { NetmemRef::from_raw(page.as_ptr().addr()) };
         assert!(!page.is_net_iov());
         assert!(page.net_iov().is_none());
         Ok(())

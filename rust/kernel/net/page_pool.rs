@@ -8,11 +8,12 @@
 //!
 //! A memory provider supplies a page pool with `net_iov`s instead of pages
 //! (devmem TCP's dma-buf provider, io_uring zero-copy receive). It
-//! implements [`MemoryProvider`]; [`Adapter::OPS`] is its C ops table,
-//! which must be put in a `static`:
+//! implements [`MemoryProvider`], an unsafe trait: the page pool core
+//! takes the buffers it hands out on trust. [`ProviderOps`] is its C ops
+//! table, which must be put in a `static`:
 //!
 //! ```ignore
-//! static OPS: bindings::memory_provider_ops = Adapter::<MyProvider>::OPS;
+//! static OPS: ProviderOps<MyProvider> = ProviderOps::new();
 //! ```
 //!
 //! The page pool core refuses an ops table outside read-only data, and
@@ -153,15 +154,60 @@ impl AllocCache<'_> {
 
     /// Makes `niov` the pool's: stamps it with the pool, takes the pool's
     /// reference to it and counts it as held (`net_mp_niov_set_page_pool`).
-    pub fn adopt(&mut self, niov: &NetIov) {
-        // SAFETY: the pool is valid, `niov` is a `net_iov` the provider
-        // owns and gives to this pool.
+    ///
+    /// Stamping a `net_iov` that another pool holds would corrupt both
+    /// pools' accounting, so safe code cannot:
+    ///
+    /// ```ignore,compile_fail,E0133
+    /// use kernel::net::{
+    ///     netmem::NetIov,
+    ///     page_pool::AllocCache, //
+    /// };
+    ///
+    /// fn steal(cache: &mut AllocCache<'_>, in_use: &NetIov) {
+    ///     cache.adopt(in_use);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// - `niov` is a `net_iov` of the provider's own memory, which no pool
+    ///   holds and no one else uses: the provider took it out of use for
+    ///   this pool, and cleared it with [`NetIov::reset_pp`];
+    /// - it stays valid, in place, until the pool gives it back to
+    ///   [`MemoryProvider::release_netmem`];
+    /// - the caller hands it to the pool in this call, once: returned from
+    ///   [`MemoryProvider::alloc_netmems`] or put in the cache with
+    ///   [`AllocCache::place`] (the pool counts it as held from now on).
+    pub unsafe fn adopt(&mut self, niov: &NetIov) {
+        // SAFETY: the pool is valid, `niov` is a free `net_iov` the
+        // provider owns and gives to this pool, per the caller.
         unsafe { bindings::net_mp_niov_set_page_pool(self.0.as_raw(), niov.as_raw()) }
     }
 
     /// Puts `netmem` in the cache for the pool's next allocations
     /// (`net_mp_netmem_place_in_cache`), or gives it back when full.
-    pub fn place(&mut self, netmem: NetmemRef) -> Result<(), NetmemRef> {
+    ///
+    /// The pool hands out what its cache holds without a look, so safe
+    /// code cannot put anything there:
+    ///
+    /// ```ignore,compile_fail,E0133
+    /// use kernel::net::{
+    ///     netmem::NetmemRef,
+    ///     page_pool::AllocCache, //
+    /// };
+    ///
+    /// fn plant(cache: &mut AllocCache<'_>, other_pools: NetmemRef) {
+    ///     let _ = cache.place(other_pools);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// `netmem` carries a `net_iov` that [`AllocCache::adopt`] gave to this
+    /// pool in this call, and that is not returned from
+    /// [`MemoryProvider::alloc_netmems`] or placed again.
+    pub unsafe fn place(&mut self, netmem: NetmemRef) -> Result<(), NetmemRef> {
         let c = self.cache();
         // CAST: the count is below the cache size.
         let n = c.count as usize;
@@ -234,8 +280,72 @@ impl FillMsg<'_> {
 
 /// A page pool memory provider. `Self` is what the queue's provider
 /// parameters point to (`mp_priv`).
+///
+/// The page pool core calls `alloc_netmems` and `release_netmem` in atomic
+/// context, from any CPU.
+///
+/// The core hands out and accounts for whatever the provider gives it, so
+/// only an `unsafe impl` makes a provider:
+///
+/// ```ignore,compile_fail,E0200
+/// use kernel::net::{
+///     netmem::NetmemRef,
+///     page_pool::{
+///         AllocCache,
+///         MemoryProvider,
+///         PagePool,
+///         PoolInit, //
+///     },
+/// };
+/// # struct Dummy;
+/// # impl kernel::ModuleMetadata for Dummy {
+/// #     const NAME: &'static kernel::str::CStr = c"compile_fail";
+/// #     // SAFETY: never loaded: there is no `THIS_MODULE`.
+/// #     const THIS_MODULE: kernel::ThisModule =
+/// #         unsafe { kernel::ThisModule::from_ptr(core::ptr::null_mut()) };
+/// # }
+///
+/// struct Careless;
+///
+/// #[vtable]
+/// impl MemoryProvider for Careless {
+/// #   type OwnerModule = Dummy;
+///     fn init(_: &Self, _: &mut PoolInit<'_>) -> Result {
+///         Ok(())
+///     }
+///     fn destroy(_: &Self, _: &PagePool) {}
+///     fn alloc_netmems(_: &Self, _: &mut AllocCache<'_>) -> Option<NetmemRef> {
+///         None
+///     }
+///     fn release_netmem(_: &Self, _: &PagePool, _: NetmemRef) -> bool {
+///         false
+///     }
+/// }
+/// ```
+///
+/// # Safety
+///
+/// An implementation guarantees what the page pool core trusts of it:
+///
+/// - Every buffer [`MemoryProvider::alloc_netmems`] returns, and every one
+///   it puts in the pool's cache ([`AllocCache::place`]), is a `net_iov`
+///   (never a page) of the provider's own memory, initialised for it
+///   ([`NetIov::init`]), that no other pool holds and no one else uses:
+///   the provider cleared it ([`NetIov::reset_pp`]) and gave it to this
+///   pool ([`AllocCache::adopt`]) in the same call, once. It counts as
+///   held by the pool from then on.
+/// - A `net_iov` the pool holds stays valid and in place, with its area,
+///   and the provider gives it to no one else, until the pool hands it
+///   back to [`MemoryProvider::release_netmem`] (then the pool no longer
+///   uses it). A `true` return for a `net_iov` is ignored: the core would
+///   `put_page()` it.
+/// - [`MemoryProvider::init`] leaves nothing to undo when it fails: the
+///   core calls [`MemoryProvider::destroy`] once for each pool whose
+///   `init` succeeded, after every buffer of the pool came back, and never
+///   for one whose `init` failed. Whatever `init` takes for the pool (a
+///   reference on `Self`'s memory, for one), `destroy` gives back.
 #[vtable]
-pub trait MemoryProvider: Sized + Sync {
+pub unsafe trait MemoryProvider: Sized + Sync {
     /// A pool is created on a queue with this provider.
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result;
 
@@ -270,17 +380,35 @@ pub trait MemoryProvider: Sized + Sync {
 pub struct MpParams(bindings::pp_memory_provider_params);
 
 impl MpParams {
-    /// The parameters of `provider`, whose ops table is `ops`
-    /// ([`Adapter::OPS`] in a `static`), asking for buffers of
-    /// `rx_page_size` bytes, or the device's default if 0.
+    /// The parameters of `provider`, whose ops table is `ops` (its
+    /// [`ProviderOps`] `static`), asking for buffers of `rx_page_size`
+    /// bytes, or the device's default if 0.
+    ///
+    /// The core passes `provider` to the ops, so they must be the ops of
+    /// `provider`'s type:
+    ///
+    /// ```ignore,compile_fail,E0308
+    /// use kernel::net::page_pool::{
+    ///     MemoryProvider,
+    ///     MpParams,
+    ///     ProviderOps, //
+    /// };
+    ///
+    /// fn confuse<A: MemoryProvider, B: MemoryProvider>(
+    ///     ops_of_a: &'static ProviderOps<A>,
+    ///     b: &B,
+    /// ) -> MpParams {
+    ///     MpParams::new(ops_of_a, b, 0)
+    /// }
+    /// ```
     pub fn new<T: MemoryProvider>(
-        ops: &'static bindings::memory_provider_ops,
+        ops: &'static ProviderOps<T>,
         provider: &T,
         rx_page_size: u32,
     ) -> Self {
         Self(bindings::pp_memory_provider_params {
             mp_priv: core::ptr::from_ref(provider).cast_mut().cast(),
-            mp_ops: ops,
+            mp_ops: ops.as_raw(),
             rx_page_size,
         })
     }
@@ -453,7 +581,8 @@ impl Pool {
         // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
         let size = (crate::page::PAGE_SIZE << self.as_page_pool().order()) as u32;
         (raw != 0).then(|| PoolNetmem {
-            netmem: NetmemRef::from_raw(raw),
+            // SAFETY: a buffer the pool handed out, not 0.
+            netmem: unsafe { NetmemRef::from_raw(raw) },
             offset: 0,
             size,
             pool: self.ptr,
@@ -474,7 +603,8 @@ impl Pool {
             )
         };
         (raw != 0).then(|| PoolNetmem {
-            netmem: NetmemRef::from_raw(raw),
+            // SAFETY: a buffer the pool handed out, not 0.
+            netmem: unsafe { NetmemRef::from_raw(raw) },
             offset,
             size,
             pool: self.ptr,
@@ -620,12 +750,41 @@ impl Drop for PoolNetmem {
     }
 }
 
+/// The C ops table of memory provider `T` (`struct memory_provider_ops`),
+/// to be put in a `static`: the page pool core wants it in read-only data
+/// and identifies the provider by its address.
+///
+/// ```ignore
+/// static OPS: ProviderOps<MyProvider> = ProviderOps::new();
+/// ```
+#[repr(transparent)]
+pub struct ProviderOps<T: MemoryProvider> {
+    raw: bindings::memory_provider_ops,
+    _provider: PhantomData<fn(&T)>,
+}
+
+impl<T: MemoryProvider> ProviderOps<T> {
+    /// The ops table of `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self {
+            raw: Adapter::<T>::OPS,
+            _provider: PhantomData,
+        }
+    }
+
+    /// The C ops table.
+    pub fn as_raw(&self) -> &bindings::memory_provider_ops {
+        &self.raw
+    }
+}
+
 /// Builds the C ops table of a [`MemoryProvider`].
-pub struct Adapter<T: MemoryProvider>(PhantomData<T>);
+struct Adapter<T: MemoryProvider>(PhantomData<T>);
 
 impl<T: MemoryProvider> Adapter<T> {
-    /// The ops table; put it in a `static`.
-    pub const OPS: bindings::memory_provider_ops = bindings::memory_provider_ops {
+    /// The ops table, for [`ProviderOps::new`].
+    const OPS: bindings::memory_provider_ops = bindings::memory_provider_ops {
         alloc_netmems: Some(Self::alloc_netmems),
         release_netmem: Some(Self::release_netmem),
         init: Some(Self::init),
@@ -698,7 +857,10 @@ impl<T: MemoryProvider> Adapter<T> {
     ) -> bool {
         // SAFETY: per this function's contract.
         let (pool, this) = unsafe { Self::provider(pool) };
-        T::release_netmem(this, pool, NetmemRef::from_raw(netmem))
+        // SAFETY: a buffer the pool holds, so a valid page or `net_iov`.
+        let netmem = unsafe { NetmemRef::from_raw(netmem) };
+        // The core would put_page() a `net_iov` on `true`.
+        T::release_netmem(this, pool, netmem) && !netmem.is_net_iov()
     }
 
     /// # Safety

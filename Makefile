@@ -45,7 +45,7 @@ patches:
 	@$(H)/patches.sh >/dev/null
 
 clean:
-	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/kselftest"
+	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/bench-c" "$$CACHE_DIR/kselftest"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

@@ -3,14 +3,21 @@
 #
 # make bench: build the kernel with the benchmarks on, in a build directory
 # of its own (seeded from the main one the first time, so it builds
-# incrementally), boot it and print the benchmark lines, all from one boot:
+# incrementally), boot it and print the benchmark lines; then boot the
+# C-core kernel (CONFIG_NET_DEVMEM_RUST=n, make check's parity build in
+# build-c, built incrementally here too) for the TX benchmark on it:
 #
 #   devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>
 #   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
 #   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
+#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (<N> threads)
+#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (1 thread)
 #
-# (the first from the in-kernel benchmark at boot, the others from the
-# guest's bench-net suite, harness/guest/bench_net.sh).
+# The first from the in-kernel benchmark at boot; the next two from the
+# guest's bench-net suite (harness/guest/bench_net.sh); the devmem-tx-send
+# lines from its bench-tx suite (harness/guest/bench_tx.sh), devmem
+# sendmsg() calls a second through the Rust core (the first boot) and the
+# C core (the second), the same guest, driver (igb_rs) and sender.
 #
 # Benchmarks report; they pass or fail only on correctness.
 
@@ -19,18 +26,18 @@ set -euo pipefail
 
 main_out=$KBUILD_OUT
 export KBUILD_OUT=$CACHE_DIR/build-bench
-if [ ! -d "$KBUILD_OUT" ] && [ -f "$main_out/.config" ]; then
-	info "seeding $KBUILD_OUT from $main_out"
-	cp -a "$main_out" "$KBUILD_OUT"
-fi
+seed_build_dir "$KBUILD_OUT" "$main_out"
 EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST_BENCH=y" "$HARNESS_DIR/kernel.sh"
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
 # kmemleak off: under TCG, the stack it records on every allocation costs
 # more than a driver's receive path and would weigh on whichever side
 # allocates more. make check runs with it.
-KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=${VM_APPEND:-kmemleak=off} \
-	"$HARNESS_DIR/vm.sh" "$res" kunit bench-net
+append=${VM_APPEND:-kmemleak=off}
+# bench-tx first: bench-net rebinds the 82576 (and udev may rename it),
+# and the C core's boot runs bench-tx right after the topology's setup too.
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
 net=$(grep -E '^(driver-tcp-stream|devmem-rx): ' "$res/bench-net.tap" || true)
@@ -38,4 +45,37 @@ net=$(grep -E '^(driver-tcp-stream|devmem-rx): ' "$res/bench-net.tap" || true)
 grep '^# ' "$res/bench-net.tap" >&2 || true
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
 printf '%s\n%s\n' "$lines" "$net"
+
+# The TX send path on the C core: its kernel, booted for bench-tx alone,
+# with the same command line.
+res_c=$CACHE_DIR/bench-c
+build_c_kernel "$main_out"
+KERNEL_IMAGE=$C_KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
+	"$HARNESS_DIR/vm.sh" "$res_c" bench-tx
+for r in "$res" "$res_c"; do
+	grep -q '^devmem-tx-send: ' "$r/bench-tx.tap" || die "bench-tx printed nothing; see $r/bench-tx.tap"
+done
+# The calls/s of the bench-tx result in results directory $1 for $2
+# threads ("devmem-tx-send: 1 thread <n> calls/s, 4 threads <n> calls/s").
+tx_rate() { # results-dir threads
+	sed -n 's/^devmem-tx-send: //p' "$1/bench-tx.tap" | tr ',' '\n' |
+		awk -v n="$2" '$1 == n { print $3 }'
+}
+ratio() {
+	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
+}
+echo "# Rust core:" >&2
+grep '^# ' "$res/bench-tx.tap" >&2 || true
+echo "# C core:" >&2
+grep '^# ' "$res_c/bench-tx.tap" >&2 || true
+many=$(sed -n 's/^devmem-tx-send: //p' "$res/bench-tx.tap" | tr ',' '\n' | awk '{ print $1 }' | sort -n | tail -n 1)
+for n in "$many" 1; do
+	rust=$(tx_rate "$res" "$n")
+	c=$(tx_rate "$res_c" "$n")
+	[ "$n" = 1 ] && unit=thread || unit=threads
+	echo "devmem-tx-send: rust ${rust:-0} calls/s, c ${c:-0} calls/s, ratio $(ratio "${rust:-0}" "${c:-0}") ($n $unit)"
+done
 [ "$(cat "$res/bench-net.rc")" = 0 ] || die "bench-net: a transfer failed; see $res/bench-net.tap"
+for r in "$res" "$res_c"; do
+	[ "$(cat "$r/bench-tx.rc")" = 0 ] || die "bench-tx: a run failed; see $r/bench-tx.tap"
+done

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build and install the upstream kselftests the harness runs (ncdevmem and
-# the drv-net Python library with YNL) from the same kernel tree, into
-# $KSFT_DIR, which the guest sees at the same path.
+# the drv-net Python library with YNL) from the same kernel tree, and our
+# devmem_send (the TX benchmark's sender), into $KSFT_DIR, which the guest
+# sees at the same path.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,7 +45,17 @@ if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include make -C "$hw" LLVM=1 CC=clang SHELL=
 	die "iou-zcrx did not build (liburing with zero-copy receive: run 'make setup'); log: $log"
 fi
 cp "$zcrx" "$KSFT_DIR/drivers/net/hw/"
-for f in drivers/net/hw/ncdevmem drivers/net/hw/iou-zcrx drivers/net/hw/devmem.py drivers/net/ping.py; do
+# Our devmem TX sender for make bench (harness/guest/bench_tx.sh), next to
+# ncdevmem: a plain host build (the guest runs the host's userspace), with
+# the clang make setup installs, as for the kselftests. The source has
+# fallbacks for the UAPI constants the host's headers may lack.
+if ! clang -O2 -Wall -Werror -pthread -o "$KSFT_DIR/drivers/net/hw/devmem_send" \
+	"$HARNESS_DIR/guest/devmem_send.c" >>"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	die "devmem_send did not build; log: $log"
+fi
+for f in drivers/net/hw/ncdevmem drivers/net/hw/iou-zcrx drivers/net/hw/devmem_send \
+	drivers/net/hw/devmem.py drivers/net/ping.py; do
 	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
 done
 info "kselftests installed in $KSFT_DIR"

@@ -53,3 +53,23 @@ die() {
 	printf '[%s] error: %s\n' "$(basename "$0" .sh)" "$*" >&2
 	exit 1
 }
+
+# Seeds build directory $1 from the main one, $2, the first time, so that
+# a kernel of another config builds incrementally from it.
+seed_build_dir() { # dir main-dir
+	if [ ! -d "$1" ] && [ -f "$2/.config" ]; then
+		info "seeding $1 from $2"
+		cp -a "$2" "$1"
+	fi
+}
+
+# The C-core kernel: the main config with CONFIG_NET_DEVMEM_RUST=n, built
+# (incrementally) in a directory of its own, C_KBUILD_OUT, seeded from the
+# main build directory $1 the first time. make check's parity run and make
+# bench share it. kernel.sh's messages go to stderr; fails as it does.
+C_KBUILD_OUT=$CACHE_DIR/build-c
+build_c_kernel() { # main-dir
+	seed_build_dir "$C_KBUILD_OUT" "$1"
+	KBUILD_OUT=$C_KBUILD_OUT EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST=n" \
+		"$HARNESS_DIR/kernel.sh" >&2
+}

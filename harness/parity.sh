@@ -17,18 +17,11 @@ set -euo pipefail
 
 rust_res=$1
 shift
-main_out=$KBUILD_OUT
-export KBUILD_OUT=$CACHE_DIR/build-c
 res=$CACHE_DIR/check/vm-c
 
-if [ ! -d "$KBUILD_OUT" ] && [ -f "$main_out/.config" ]; then
-	info "seeding $KBUILD_OUT from $main_out"
-	cp -a "$main_out" "$KBUILD_OUT"
-fi
-
 t0=$(date +%s)
-if ! EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST=n" "$HARNESS_DIR/kernel.sh" >&2; then
-	printf 'kernel-build (C core)\tfail\tsee %s/build.log\n' "$KBUILD_OUT"
+if ! build_c_kernel "$KBUILD_OUT"; then
+	printf 'kernel-build (C core)\tfail\tsee %s/build.log\n' "$C_KBUILD_OUT"
 	exit 0
 fi
 printf 'kernel-build (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
@@ -41,7 +34,7 @@ printf 'kernel-build (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
 # entries. The Rust core's run keeps the 4 KiB pages.
 t0=$(date +%s)
 VM_APPEND="kmemleak=on transparent_hugepage_shmem=always" \
-	KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" devmem-bind "$@" >&2 || true
+	KERNEL_IMAGE=$C_KBUILD_OUT/arch/x86/boot/bzImage "$HARNESS_DIR/vm.sh" "$res" devmem-bind "$@" >&2 || true
 printf 'vm-boot (C core)\tpass\t%s s\n' "$(($(date +%s) - t0))"
 python3 "$HARNESS_DIR/parity.py" "$res/devmem-bind.tap" "$rust_res/devmem-bind.tap"
 # The other suites, the kernel log and kmemleak of the C core's run.

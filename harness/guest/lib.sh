@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Shell functions the guest scripts share; sourced by run.sh, demo.sh and
-# bench_net.sh and jumbo.sh.
+# Shell functions the guest scripts share; sourced by run.sh, demo.sh,
+# bench_net.sh, bench_tx.sh and jumbo.sh.
 
 # Waits, 10 s at most, for a TCP listener on port $1, in netns $2 if given.
 listening() { # port [netns]

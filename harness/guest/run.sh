@@ -19,7 +19,8 @@
 # kill -9 of the owner, rmmod with a TX binding held, socket close vs queue
 # restart, binds vs ethtool -L/-G and link flips under traffic; the debug
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
-# igb_rs vs igb, devmem vs recv+copy), and kselftest paths relative to
+# igb_rs vs igb, devmem vs recv+copy), bench-tx (devmem TX sendmsg() calls
+# a second, 1 and many threads), and kselftest paths relative to
 # KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
@@ -472,6 +473,7 @@ for suite in "$@"; do
 	races) python3 "$(dirname "$0")/races.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
+	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1
 	echo $? >"$RESULTS/$name.rc"

@@ -131,21 +131,26 @@ def leaves(case):
     return out
 
 
-def load_expectations(path):
-    """Lines: SUITE CASE pass | SUITE CASE unclaimed REASON..."""
-    exp = {}
+def entries(path, fields):
+    """(line number, up to `fields` words) of each line of an expectations
+    file, comments and blank lines left out."""
     with open(path, encoding='utf-8') as f:
         for num, line in enumerate(f, 1):
             line = line.split('#', 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split(None, 3)
-            if len(parts) < 3 or parts[2] not in ('pass', 'unclaimed'):
-                sys.exit(f'{path}:{num}: want "SUITE CASE pass|unclaimed REASON"')
-            reason = parts[3] if len(parts) > 3 else ''
-            if parts[2] == 'unclaimed' and not reason:
-                sys.exit(f'{path}:{num}: an unclaimed case needs a reason')
-            exp.setdefault(parts[0], {})[parts[1]] = (parts[2], reason)
+            if line:
+                yield num, line.split(None, fields - 1)
+
+
+def load_expectations(path):
+    """Lines: SUITE CASE pass | SUITE CASE unclaimed REASON..."""
+    exp = {}
+    for num, parts in entries(path, 4):
+        if len(parts) < 3 or parts[2] not in ('pass', 'unclaimed'):
+            sys.exit(f'{path}:{num}: want "SUITE CASE pass|unclaimed REASON"')
+        reason = parts[3] if len(parts) > 3 else ''
+        if parts[2] == 'unclaimed' and not reason:
+            sys.exit(f'{path}:{num}: an unclaimed case needs a reason')
+        exp.setdefault(parts[0], {})[parts[1]] = (parts[2], reason)
     return exp
 
 
@@ -153,17 +158,12 @@ def load_slow(path, exp):
     """Lines: SUITE CASE REASON..., for claimed cases that may time out
     under the debug kernel (make check DEBUG=1): such a case still passes,
     and a failure of it that is not a timeout still fails."""
-    with open(path, encoding='utf-8') as f:
-        for num, line in enumerate(f, 1):
-            line = line.split('#', 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split(None, 2)
-            if len(parts) < 3:
-                sys.exit(f'{path}:{num}: want "SUITE CASE REASON"')
-            if exp.get(parts[0], {}).get(parts[1], ('', ''))[0] != 'pass':
-                sys.exit(f'{path}:{num}: {parts[0]} {parts[1]} is not claimed')
-            exp[parts[0]][parts[1]] = ('slow', parts[2])
+    for num, parts in entries(path, 3):
+        if len(parts) < 3:
+            sys.exit(f'{path}:{num}: want "SUITE CASE REASON"')
+        if exp.get(parts[0], {}).get(parts[1], ('', ''))[0] != 'pass':
+            sys.exit(f'{path}:{num}: {parts[0]} {parts[1]} is not claimed')
+        exp[parts[0]][parts[1]] = ('slow', parts[2])
 
 
 def short_name(name):

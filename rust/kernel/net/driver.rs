@@ -116,6 +116,8 @@ pub struct Stats64 {
     pub rx_errors: u64,
     /// Packets the device missed for lack of buffers.
     pub rx_missed_errors: u64,
+    /// Packets a receive queue dropped for lack of descriptors.
+    pub rx_fifo_errors: u64,
 }
 
 /// The operations of a network device driver whose per-device data is
@@ -559,6 +561,9 @@ pub struct RxQueueStats {
     pub alloc_fail: Option<u64>,
     /// Frames dropped by the driver or the device.
     pub hw_drops: Option<u64>,
+    /// Of those, frames the device dropped for lack of buffers or
+    /// descriptors.
+    pub hw_drop_overruns: Option<u64>,
     /// Packets whose checksum the device verified (`CHECKSUM_UNNECESSARY`).
     pub csum_unnecessary: Option<u64>,
     /// Packets without a verified checksum (`CHECKSUM_NONE`).
@@ -613,6 +618,7 @@ impl RxQueueStats {
         sum_counter(&mut self.bytes, o.bytes);
         sum_counter(&mut self.alloc_fail, o.alloc_fail);
         sum_counter(&mut self.hw_drops, o.hw_drops);
+        sum_counter(&mut self.hw_drop_overruns, o.hw_drop_overruns);
         sum_counter(&mut self.csum_unnecessary, o.csum_unnecessary);
         sum_counter(&mut self.csum_none, o.csum_none);
     }
@@ -623,6 +629,7 @@ impl RxQueueStats {
         set_counter(&mut raw.bytes, self.bytes);
         set_counter(&mut raw.alloc_fail, self.alloc_fail);
         set_counter(&mut raw.hw_drops, self.hw_drops);
+        set_counter(&mut raw.hw_drop_overruns, self.hw_drop_overruns);
         set_counter(&mut raw.csum_unnecessary, self.csum_unnecessary);
         set_counter(&mut raw.csum_none, self.csum_none);
     }
@@ -1221,6 +1228,7 @@ impl<T: Operations> Adapter<T> {
         out.tx_dropped = s.tx_dropped;
         out.rx_errors = s.rx_errors;
         out.rx_missed_errors = s.rx_missed_errors;
+        out.rx_fifo_errors = s.rx_fifo_errors;
     }
 
     /// # Safety

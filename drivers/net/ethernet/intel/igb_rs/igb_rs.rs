@@ -155,6 +155,8 @@ pub(crate) struct QueuePair {
     rx_dropped: Atomic<u64>,
     /// Times refilling the ring found a page pool empty.
     rx_alloc_fail: Atomic<u64>,
+    /// Frames the device dropped for lack of descriptors (RQDPC).
+    rx_overruns: Atomic<u64>,
     tx_packets: Atomic<u64>,
     tx_bytes: Atomic<u64>,
     tx_dropped: Atomic<u64>,
@@ -185,6 +187,7 @@ impl QueuePair {
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
             rx_alloc_fail: Atomic::new(0),
+            rx_overruns: Atomic::new(0),
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
@@ -209,10 +212,12 @@ impl QueuePair {
 
     /// The pair's receive counters.
     fn rx_stats(&self) -> RxQueueStats {
+        let overruns = self.rx_overruns.load(Relaxed);
         RxQueueStats {
             packets: Some(self.rx_packets.load(Relaxed)),
             bytes: Some(self.rx_bytes.load(Relaxed)),
-            hw_drops: Some(self.rx_dropped.load(Relaxed)),
+            hw_drops: Some(self.rx_dropped.load(Relaxed) + overruns),
+            hw_drop_overruns: Some(overruns),
             alloc_fail: Some(self.rx_alloc_fail.load(Relaxed)),
             ..Default::default()
         }
@@ -411,6 +416,8 @@ pub(crate) struct Nic {
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
     pause_tx: Atomic<u64>,
+    /// Frames missed for a full packet buffer (MPC), as the pause frames.
+    missed: Atomic<u64>,
     /// The longest frame received, from the MTU (RLPML).
     max_frame: Atomic<u32>,
     #[pin]
@@ -435,6 +442,7 @@ impl Nic {
             rctl <- new_spinlock_bh!(0),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
+            missed: Atomic::new(0),
             max_frame: Atomic::new(max_frame(1500)),
             queues <- pin_init::pin_init_array_from_fn(|i| {
                 QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
@@ -463,6 +471,23 @@ impl Nic {
         self.bar
             .try_access_with(|b| b.try_read32(reg).unwrap_or(!0))
             .unwrap_or(!0)
+    }
+
+    /// Adds what the device's drop counters counted since they were last
+    /// read (they clear when read) to the totals: MPC, and RQDPC of every
+    /// queue, as a queue counts while it is out of use too. A device that
+    /// is gone reads all ones, and adds nothing.
+    fn read_drops(&self) {
+        let add = |total: &Atomic<u64>, reg: usize| {
+            let n = self.rd(reg);
+            if n != !0 {
+                total.fetch_add(u64::from(n), Relaxed);
+            }
+        };
+        add(&self.missed, MPC);
+        for q in &self.queues {
+            add(&q.rx_overruns, rxq(q.idx) + Q_DPC);
+        }
     }
 
     fn link_up(&self) -> bool {
@@ -960,10 +985,14 @@ impl Operations for Nic {
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
-        for q in &dev.data().queues {
+        let nic = dev.data();
+        nic.read_drops();
+        stats.rx_missed_errors = nic.missed.load(Relaxed);
+        for q in &nic.queues {
             stats.rx_packets += q.rx_packets.load(Relaxed);
             stats.rx_bytes += q.rx_bytes.load(Relaxed);
             stats.rx_dropped += q.rx_dropped.load(Relaxed);
+            stats.rx_fifo_errors += q.rx_overruns.load(Relaxed);
             stats.tx_packets += q.tx_packets.load(Relaxed);
             stats.tx_bytes += q.tx_bytes.load(Relaxed);
             stats.tx_dropped += q.tx_dropped.load(Relaxed);
@@ -1308,8 +1337,9 @@ impl QueueMgmt for Nic {
 
 impl QueueStats for Nic {
     fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
-        dev.data()
-            .queue(idx)
+        let nic = dev.data();
+        nic.read_drops();
+        nic.queue(idx)
             .map_or_else(|_| RxQueueStats::default(), QueuePair::rx_stats)
     }
 
@@ -1327,6 +1357,7 @@ impl QueueStats for Nic {
             packets: Some(0),
             bytes: Some(0),
             hw_drops: Some(0),
+            hw_drop_overruns: Some(0),
             alloc_fail: Some(0),
             ..Default::default()
         };

@@ -33,6 +33,9 @@ pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
 pub(crate) const ITR_20K: u32 = 196;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
+/// Frames missed because the receive packet buffer was full; cleared when
+/// read, as every statistics register.
+pub(crate) const MPC: usize = 0x4010;
 /// Pause frame counters, cleared when read: XON and XOFF received and
 /// sent.
 pub(crate) const XONRXC: usize = 0x4048;
@@ -111,6 +114,9 @@ pub(crate) const Q_SRRCTL: usize = 0x0c;
 pub(crate) const Q_HEAD: usize = 0x10;
 pub(crate) const Q_TAIL: usize = 0x18;
 pub(crate) const Q_DCTL: usize = 0x28;
+/// Receive queue only: frames dropped for lack of descriptors (with
+/// SRRCTL.DROP_EN), cleared when read.
+pub(crate) const Q_DPC: usize = 0x30;
 
 pub(crate) const CTRL_SLU: u32 = 1 << 6;
 pub(crate) const CTRL_RST: u32 = 1 << 26;

@@ -14,6 +14,10 @@
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
 
 use crate::{
+    alloc::{
+        allocator::KVmalloc,
+        Allocator, //
+    },
     device::{
         Bound,
         Device as GenericDevice, //
@@ -310,6 +314,9 @@ impl core::ops::BitOr for Features {
 #[vtable]
 pub trait QueueMgmt: Operations {
     /// Everything one receive queue owns (ring, buffers, page pools).
+    /// The core's per-queue area that holds it is aligned only as
+    /// `kvzalloc()` aligns (`ARCH_KMALLOC_MINALIGN`): a type that needs
+    /// more does not build.
     type RxQueueMem: Send;
 
     /// Whether the queues honour [`QueueConfig::rx_page_size`], so that a
@@ -369,12 +376,24 @@ struct QueueMemSlot<M> {
 }
 
 impl<M> QueueMemSlot<M> {
+    /// Evaluated wherever a slot of `M` is used: the core allocates the
+    /// area with `kvzalloc()`, aligned to `ARCH_KMALLOC_MINALIGN` and no
+    /// more, so a queue memory type that needs more is a build error
+    /// rather than a misaligned reference. (An associated constant, not a
+    /// `const _` item: it depends on `M`.)
+    const ALIGNED: () = assert!(
+        core::mem::align_of::<Self>() <= <KVmalloc as Allocator>::MIN_ALIGN,
+        "the queue memory type needs more alignment than kvzalloc() gives"
+    );
+
     /// # Safety
     ///
     /// `ptr` is a per-queue memory area of the core, of this size, zeroed
     /// or written only through these functions.
     unsafe fn from_raw<'a>(ptr: *mut c_void) -> &'a mut Self {
-        // SAFETY: per the caller; `kvzalloc` memory is suitably aligned.
+        let () = Self::ALIGNED;
+        // SAFETY: per the caller; `kvzalloc()` memory is aligned to
+        // `ARCH_KMALLOC_MINALIGN`, enough for `Self` (`ALIGNED`).
         unsafe { &mut *ptr.cast::<Self>() }
     }
 
@@ -402,7 +421,10 @@ struct QueueAdapter<T: QueueMgmt>(PhantomData<T>);
 
 impl<T: QueueMgmt> QueueAdapter<T> {
     const OPS: bindings::netdev_queue_mgmt_ops = bindings::netdev_queue_mgmt_ops {
-        ndo_queue_mem_size: core::mem::size_of::<QueueMemSlot<T::RxQueueMem>>(),
+        ndo_queue_mem_size: {
+            let () = QueueMemSlot::<T::RxQueueMem>::ALIGNED;
+            core::mem::size_of::<QueueMemSlot<T::RxQueueMem>>()
+        },
         ndo_queue_mem_alloc: Some(Self::mem_alloc),
         ndo_queue_mem_free: Some(Self::mem_free),
         ndo_queue_start: Some(Self::start),

@@ -1000,13 +1000,14 @@ impl<T> Device<T> {
     /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx), which
     /// knows `net_iov`s.
     pub unsafe fn set_netmem_tx(&self) {
-        // SAFETY: as for `set_features`.
+        // SAFETY: as for `set_features`; written through a raw place, as
+        // in `set_unicast_filter`.
         unsafe {
-            (*self.0.as_raw())
-                .__bindgen_anon_1
-                .__bindgen_anon_1
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
+                &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
                 // CAST: 1, into a two-bit field.
-                .set_netmem_tx(bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong)
+                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
+            )
         };
     }
 
@@ -1033,12 +1034,15 @@ impl<T> Device<T> {
     ///
     /// As for [`Device::set_queue_mgmt`].
     pub unsafe fn set_unicast_filter(&self) {
-        // SAFETY: as for `set_features`.
-        let bits = unsafe { &mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1 };
-        // CAST: a flag of the 32-bit field.
-        bits.set_priv_flags(
-            bits.priv_flags() | bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong,
-        );
+        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
+        // SAFETY: as for `set_features`; the bit field is read and written
+        // through a raw place, without a reference to its group.
+        unsafe {
+            let bits = &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1;
+            // CAST: a flag of the 32-bit field.
+            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
+            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
+        }
     }
 
     /// Gives the device the ethtool operations of `T`.

@@ -144,15 +144,12 @@ impl NetDevice {
         self.0.get()
     }
 
-    fn raw(&self) -> &bindings::net_device {
-        // SAFETY: valid by the type invariant; fields read through this are
-        // stable or read as C reads them.
-        unsafe { &*self.as_raw() }
-    }
-
     /// The interface index.
     pub fn ifindex(&self) -> i32 {
-        self.raw().ifindex
+        // SAFETY: the device is alive, by the type invariant. A read of the
+        // one field, which is set before registration: no reference to the
+        // whole `net_device`, whose other fields C writes meanwhile.
+        unsafe { (*self.as_raw()).ifindex }
     }
 
     /// Whether the device is present (`netif_device_present`): not
@@ -207,15 +204,23 @@ impl NetDevice {
 
     /// The number of receive queues in use.
     pub fn real_num_rx_queues(&self) -> u32 {
-        self.raw().real_num_rx_queues
+        // SAFETY: the device is alive, by the type invariant; the field
+        // alone is read, as C reads it.
+        unsafe { (*self.as_raw()).real_num_rx_queues }
     }
 
     /// How the device transmits from `net_iov`s.
     pub fn netmem_tx(&self) -> NetmemTx {
         // CAST: a two-bit field.
-        // SAFETY: the field sits in a `struct_group` (a union of two views
-        // of the same fields), initialised with the device.
-        let mode = unsafe { self.raw().__bindgen_anon_1.__bindgen_anon_1.netmem_tx() };
+        // SAFETY: the device is alive, by the type invariant. The field
+        // sits in a `struct_group` (a union of two views of the same
+        // fields), initialised with the device; it is read through a raw
+        // place, without a reference to the group or the device.
+        let mode = unsafe {
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::netmem_tx_raw(
+                &raw const (*self.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
+            )
+        };
         match mode as bindings::netmem_tx_mode {
             bindings::netmem_tx_mode_NETMEM_TX_DMA => NetmemTx::Dma,
             bindings::netmem_tx_mode_NETMEM_TX_NO_DMA => NetmemTx::NoDma,
@@ -289,7 +294,7 @@ impl Locked<'_> {
         // CAST: u32 to usize is lossless on Linux.
         // SAFETY: `_rx` has `num_rx_queues >= real_num_rx_queues` entries,
         // which live as long as the device.
-        let rxq = unsafe { self.raw()._rx.add(idx as usize) };
+        let rxq = unsafe { (*self.as_raw())._rx.add(idx as usize) };
         // SAFETY: as above.
         Some(unsafe { RxQueue::from_raw(rxq) })
     }
@@ -345,7 +350,9 @@ impl RxQueue {
 
     /// The queue's index in its device.
     pub fn index(&self) -> u32 {
-        let base = self.dev().raw()._rx.cast_const();
+        // SAFETY: the device outlives its queues (type invariant); `_rx` is
+        // set when they are allocated.
+        let base = unsafe { (*self.dev().as_raw())._rx }.cast_const();
         // SAFETY: both point into the same `_rx` array (type invariant).
         let idx = unsafe { self.as_raw().cast_const().offset_from(base) };
         // CAST: an index into an array of at most `num_rx_queues` (a u32)

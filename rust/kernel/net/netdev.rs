@@ -5,9 +5,9 @@
 //!
 //! A [`NetDevice`] is only ever borrowed: from a [`Locked`] guard, which
 //! holds the device's instance lock (`netdev_lock`), or through an
-//! [`ARef`] taken with `dev_hold`. Queue configuration (DMA devices of
-//! queues, memory providers in [`super::page_pool`]) needs the lock, so it
-//! lives on [`Locked`].
+//! [`ARef`](crate::sync::aref::ARef) taken with `dev_hold`. Queue
+//! configuration (DMA devices of queues, memory providers in
+//! [`super::page_pool`]) needs the lock, so it lives on [`Locked`].
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/notifier.h`](srctree/include/linux/notifier.h),
@@ -15,7 +15,10 @@
 //! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h)
 
 use crate::{
-    device::Device,
+    device::{
+        Bound,
+        Device, //
+    },
     error::to_result,
     ffi::{
         c_int,
@@ -24,10 +27,7 @@ use crate::{
     },
     net::netlink::request::Info,
     prelude::*,
-    sync::aref::{
-        ARef,
-        AlwaysRefCounted, //
-    },
+    sync::aref::AlwaysRefCounted,
     types::Opaque,
 };
 use core::{
@@ -300,18 +300,34 @@ impl Locked<'_> {
     }
 
     /// The device that does DMA for queue `idx` (`netdev_queue_get_dma_dev`):
-    /// the driver's choice or the parent device, `None` without a DMA mask.
-    /// A leased receive queue answers for the device it is leased from.
-    pub fn queue_dma_dev(&self, idx: u32, kind: QueueType) -> Option<ARef<Device>> {
+    /// the driver's choice or the parent device, `None` without a DMA mask
+    /// or once the device is no longer registered. A leased receive queue
+    /// answers for the device it is leased from.
+    ///
+    /// The DMA device is bound to its driver while the guard lives, so it
+    /// may be attached to dma-bufs and mapped for: a driver unregisters its
+    /// network devices before it unbinds (in `remove`, or by devres), and
+    /// neither this device nor the one it leases the queue from can finish
+    /// unregistering meanwhile. This one needs the instance lock to leave
+    /// `NETREG_REGISTERED`; the other holds a reference for the lease
+    /// (`netdev_rx_queue_lease`) that its unregistration waits for, and
+    /// that is only given up under this device's lock too.
+    pub fn queue_dma_dev(&self, idx: u32, kind: QueueType) -> Option<&Device<Bound>> {
+        if !self.is_registered() {
+            return None;
+        }
         // SAFETY: the device is locked, as the function requires.
         let dev = unsafe { bindings::netdev_queue_get_dma_dev(self.as_raw(), idx, kind.as_raw()) };
         if dev.is_null() {
             return None;
         }
-        // SAFETY: the DMA device is the parent of this device or of the one
-        // leasing it the queue, both alive while the lock is held; taking a
-        // reference keeps it beyond.
-        Some(unsafe { Device::get_device(dev) })
+        // SAFETY: the DMA device is the parent (or the driver's choice, a
+        // device it keeps bound as long as the network device is
+        // registered) of this device or of the one leasing it the queue.
+        // Both stay registered, which keeps their parents referenced and
+        // bound, while the lock is held (see above), and the result
+        // borrows the guard.
+        Some(unsafe { Device::<Bound>::from_raw(dev) })
     }
 }
 

@@ -4,9 +4,10 @@
 //! received packets it builds and hands to the stack, packets the stack
 //! gives it to send.
 //!
-//! An [`SkBuff`] owns its buffer. Dropping one frees it as dropped for an
-//! unspecified reason; a driver says why with [`SkBuff::drop_reason`], or
-//! that it was sent with [`SkBuff::consume`].
+//! An [`SkBuff`] owns its buffer. A driver frees one by saying what became
+//! of it: sent ([`SkBuff::consume`]) or dropped, and why
+//! ([`SkBuff::drop_reason`] with a [`DropReason`]). Letting one go out of
+//! scope instead is a bug that debug kernels report (see [`SkBuff`]).
 //!
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
@@ -559,11 +560,34 @@ impl TxMap {
 
 /// An owned socket buffer.
 ///
+/// It is freed by what its owner says became of it: [`SkBuff::consume`]
+/// (or [`SkBuff::napi_consume`]) once sent, [`SkBuff::drop_reason`] when
+/// dropped, or handed on ([`SkBuff::into_raw`], or to the stack).
+///
+/// Dropped implicitly (out of scope, an early `?`, the container it was in
+/// dropped), it is freed as `kfree_skb()` frees it, for
+/// `SKB_DROP_REASON_NOT_SPECIFIED`, so no path leaks it; but that is a bug,
+/// the kind of silent drop the drop reasons exist to end. With
+/// `CONFIG_DEBUG_NET`, the first one warns (`WARN`, once, as
+/// `DEBUG_NET_WARN_ON_ONCE()` does), naming where the buffer was made: a
+/// constructor records its caller ([`SkBuff::from_raw`] and the
+/// allocations built on it are `#[track_caller]` in those builds), and the
+/// backtrace shows who dropped it. Without `CONFIG_DEBUG_NET` nothing is
+/// recorded or checked.
+///
+/// The type cannot refuse to be dropped: Rust has no linear types, and a
+/// `Drop` that fails to build would fail on every path that may drop one,
+/// early returns included, whether taken or not.
+///
 /// # Invariants
 ///
 /// `ptr` points to an `sk_buff` this value owns (one reference).
 pub struct SkBuff {
     ptr: NonNull<bindings::sk_buff>,
+    /// Where the buffer was made or taken over, for the report of an
+    /// implicit drop.
+    #[cfg(CONFIG_DEBUG_NET)]
+    from: &'static core::panic::Location<'static>,
 }
 
 // SAFETY: an sk_buff may be passed between threads; its owner has it
@@ -571,16 +595,22 @@ pub struct SkBuff {
 unsafe impl Send for SkBuff {}
 
 impl SkBuff {
-    /// Takes ownership of the buffer at `ptr`.
+    /// Takes ownership of the buffer at `ptr`. With `CONFIG_DEBUG_NET`,
+    /// records the caller for the report of an implicit drop.
     ///
     /// # Safety
     ///
     /// `ptr` is a valid `sk_buff` whose reference the caller gives up.
+    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     pub unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Self {
         // SAFETY: valid pointers are not null.
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
         // INVARIANT: per the caller.
-        Self { ptr }
+        Self {
+            ptr,
+            #[cfg(CONFIG_DEBUG_NET)]
+            from: core::panic::Location::caller(),
+        }
     }
 
     /// Gives up ownership, for C to take.
@@ -954,7 +984,17 @@ impl SkBuff {
 }
 
 impl Drop for SkBuff {
+    /// Frees a buffer its owner said nothing about; see [`SkBuff`].
     fn drop(&mut self) {
+        #[cfg(CONFIG_DEBUG_NET)]
+        crate::do_once_lite! {
+            crate::pr_warn!(
+                "sk_buff from {}:{} dropped without a reason: use drop_reason() or consume()\n",
+                self.from.file(),
+                self.from.line()
+            );
+            crate::warn_on!(true);
+        }
         // SAFETY: the buffer is ours to free (type invariant).
         unsafe {
             bindings::sk_skb_reason_drop(

@@ -17,7 +17,10 @@
 //! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
 
 use crate::{
-    device::Device,
+    device::{
+        Bound,
+        Device, //
+    },
     dma::DataDirection,
     error::from_err_ptr,
     prelude::*,
@@ -120,8 +123,20 @@ impl Attachment {
     /// Attaches `dev` to `buf`.
     ///
     /// The attachment keeps references to both, so neither goes away
-    /// under it.
-    pub fn new(buf: &DmaBuf, dev: &Device) -> Result<Self> {
+    /// under it. The device must be bound to its driver: the exporter may
+    /// map the buffer for it through the DMA API, which needs the bus
+    /// state a driver sets up, and an unbound device has none, so only a
+    /// [`Device<Bound>`] attaches:
+    ///
+    /// ```ignore,compile_fail,E0308
+    /// use kernel::{device::Device, dma_buf::{Attachment, DmaBuf}};
+    ///
+    /// fn attach(buf: &DmaBuf, dev: &Device) -> Result<Attachment> {
+    ///     // `dev` may have no driver: this does not build.
+    ///     Attachment::new(buf, dev)
+    /// }
+    /// ```
+    pub fn new(buf: &DmaBuf, dev: &Device<Bound>) -> Result<Self> {
         // SAFETY: both pointers are valid; on success the attachment is
         // ours to detach.
         let raw = from_err_ptr(unsafe { bindings::dma_buf_attach(buf.as_raw(), dev.as_raw()) })?;

@@ -235,7 +235,7 @@ impl Binding {
     /// `1 << niov_shift` bytes (`PAGE_SHIFT` for TX).
     pub fn bind(
         buf: &DmaBuf,
-        dev: &Device,
+        dev: &Device<kernel::device::Bound>,
         dir: DataDirection,
         niov_shift: u32,
     ) -> Result<Handle, BindError> {
@@ -857,7 +857,7 @@ mod tests {
     // CAST: a page fits a u32 segment length.
     const PAGE: u32 = PAGE_SIZE as u32;
 
-    fn with_device<R>(f: impl FnOnce(&Device) -> R) -> Result<R> {
+    fn with_device<R>(f: impl FnOnce(&Device<Bound>) -> R) -> Result<R> {
         let reg = faux::Registration::new(c"devmem-rs-test", None)?;
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();

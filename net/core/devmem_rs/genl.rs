@@ -34,7 +34,10 @@ use crate::{
 use kernel::{
     bindings,
     bitmap::BitmapVec,
-    device::Device,
+    device::{
+        Bound,
+        Device, //
+    },
     dma::DataDirection,
     dma_buf::DmaBuf,
     net::{
@@ -63,10 +66,7 @@ use kernel::{
         PAGE_SIZE, //
     },
     prelude::*,
-    sync::{
-        aref::ARef,
-        rcu, //
-    },
+    sync::rcu,
 };
 
 // CAST: netlink attribute types are 16-bit; these are small enum values.
@@ -137,17 +137,17 @@ fn set_bits(bits: &BitmapVec) -> impl Iterator<Item = u32> + '_ {
 /// The one DMA device of all the queues in `bits`, which may be `None`:
 /// the C core's rule, including that a queue without one is only a
 /// mismatch after a queue with one.
-fn rx_dma_dev(
-    dev: &Locked<'_>,
+fn rx_dma_dev<'a>(
+    dev: &'a Locked<'_>,
     bits: &BitmapVec,
     extack: &ExtAck<'_>,
-) -> Result<Option<ARef<Device>>> {
-    let mut found: Option<(ARef<Device>, u32)> = None;
+) -> Result<Option<&'a Device<Bound>>> {
+    let mut found: Option<(&Device<Bound>, u32)> = None;
     let mut last = None;
     for idx in set_bits(bits) {
         let this = dev.queue_dma_dev(idx, QueueType::Rx);
-        if let Some((prev, prev_idx)) = &found {
-            let same = this.as_ref().is_some_and(|d| core::ptr::eq(&**d, &**prev));
+        if let Some((prev, prev_idx)) = found {
+            let same = this.is_some_and(|d| core::ptr::eq(d, prev));
             if !same {
                 extack.set_msg_fmt(fmt!(
                     "DMA device mismatch between queue {idx} and {prev_idx} (multi-PF device?)"
@@ -155,7 +155,7 @@ fn rx_dma_dev(
                 return Err(EOPNOTSUPP);
             }
         }
-        last = this.clone();
+        last = this;
         found = this.map(|d| (d, idx));
     }
     Ok(last)
@@ -179,7 +179,7 @@ fn report(e: &BindError, extack: &ExtAck<'_>) -> Error {
 fn bind_dmabuf(
     dev: &NetDevice,
     vdev: Option<&NetDevice>,
-    dma_dev: Option<ARef<Device>>,
+    dma_dev: Option<&Device<Bound>>,
     dir: DataDirection,
     fd: u32,
     niov_shift: u32,
@@ -193,7 +193,7 @@ fn bind_dmabuf(
     // an open fd fails with EBADF either way.
     let buf = DmaBuf::get(fd as i32)?;
     let mut handle =
-        Binding::bind(&buf, &dma_dev, dir, niov_shift).map_err(|e| report(&e, extack))?;
+        Binding::bind(&buf, dma_dev, dir, niov_shift).map_err(|e| report(&e, extack))?;
     handle.set_netdev(dev, vdev)?;
     ids::publish(&handle)?;
     Ok(handle)

@@ -14,6 +14,10 @@
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
 
 use crate::{
+    alloc::{
+        allocator::KVmalloc,
+        Allocator, //
+    },
     device::{
         Bound,
         Device as GenericDevice, //
@@ -312,6 +316,9 @@ impl core::ops::BitOr for Features {
 #[vtable]
 pub trait QueueMgmt: Operations {
     /// Everything one receive queue owns (ring, buffers, page pools).
+    /// The core's per-queue area that holds it is aligned only as
+    /// `kvzalloc()` aligns (`ARCH_KMALLOC_MINALIGN`): a type that needs
+    /// more does not build.
     type RxQueueMem: Send;
 
     /// Whether the queues honour [`QueueConfig::rx_page_size`], so that a
@@ -371,12 +378,24 @@ struct QueueMemSlot<M> {
 }
 
 impl<M> QueueMemSlot<M> {
+    /// Evaluated wherever a slot of `M` is used: the core allocates the
+    /// area with `kvzalloc()`, aligned to `ARCH_KMALLOC_MINALIGN` and no
+    /// more, so a queue memory type that needs more is a build error
+    /// rather than a misaligned reference. (An associated constant, not a
+    /// `const _` item: it depends on `M`.)
+    const ALIGNED: () = assert!(
+        core::mem::align_of::<Self>() <= <KVmalloc as Allocator>::MIN_ALIGN,
+        "the queue memory type needs more alignment than kvzalloc() gives"
+    );
+
     /// # Safety
     ///
     /// `ptr` is a per-queue memory area of the core, of this size, zeroed
     /// or written only through these functions.
     unsafe fn from_raw<'a>(ptr: *mut c_void) -> &'a mut Self {
-        // SAFETY: per the caller; `kvzalloc` memory is suitably aligned.
+        let () = Self::ALIGNED;
+        // SAFETY: per the caller; `kvzalloc()` memory is aligned to
+        // `ARCH_KMALLOC_MINALIGN`, enough for `Self` (`ALIGNED`).
         unsafe { &mut *ptr.cast::<Self>() }
     }
 
@@ -404,7 +423,10 @@ struct QueueAdapter<T: QueueMgmt>(PhantomData<T>);
 
 impl<T: QueueMgmt> QueueAdapter<T> {
     const OPS: bindings::netdev_queue_mgmt_ops = bindings::netdev_queue_mgmt_ops {
-        ndo_queue_mem_size: core::mem::size_of::<QueueMemSlot<T::RxQueueMem>>(),
+        ndo_queue_mem_size: {
+            let () = QueueMemSlot::<T::RxQueueMem>::ALIGNED;
+            core::mem::size_of::<QueueMemSlot<T::RxQueueMem>>()
+        },
         ndo_queue_mem_alloc: Some(Self::mem_alloc),
         ndo_queue_mem_free: Some(Self::mem_free),
         ndo_queue_start: Some(Self::start),
@@ -985,13 +1007,14 @@ impl<T> Device<T> {
     /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx), which
     /// knows `net_iov`s.
     pub unsafe fn set_netmem_tx(&self) {
-        // SAFETY: as for `set_features`.
+        // SAFETY: as for `set_features`; written through a raw place, as
+        // in `set_unicast_filter`.
         unsafe {
-            (*self.0.as_raw())
-                .__bindgen_anon_1
-                .__bindgen_anon_1
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
+                &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
                 // CAST: 1, into a two-bit field.
-                .set_netmem_tx(bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong)
+                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
+            )
         };
     }
 
@@ -1018,12 +1041,15 @@ impl<T> Device<T> {
     ///
     /// As for [`Device::set_queue_mgmt`].
     pub unsafe fn set_unicast_filter(&self) {
-        // SAFETY: as for `set_features`.
-        let bits = unsafe { &mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1 };
-        // CAST: a flag of the 32-bit field.
-        bits.set_priv_flags(
-            bits.priv_flags() | bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong,
-        );
+        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
+        // SAFETY: as for `set_features`; the bit field is read and written
+        // through a raw place, without a reference to its group.
+        unsafe {
+            let bits = &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1;
+            // CAST: a flag of the 32-bit field.
+            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
+            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
+        }
     }
 
     /// Gives the device the ethtool operations of `T`.

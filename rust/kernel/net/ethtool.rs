@@ -407,14 +407,19 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// Reads the RSS indirection table and key (`get_rxfh`); the slices
-    /// have the sizes [`Ops::rxfh_sizes`] gave.
+    /// Reads the RSS indirection table and key (`get_rxfh`) into buffers
+    /// the core allocated with the sizes [`Ops::rxfh_sizes`] gave when it
+    /// asked, before this call; either is empty when the core does not
+    /// want it. A driver whose sizes change (with the queue count, say)
+    /// fills what fits.
     fn rxfh(_dev: &Device<Self>, _indir: &mut [u32], _key: &mut [u8]) {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// Changes the RSS indirection table, the key, or both (`set_rxfh`,
-    /// default context, Toeplitz only).
+    /// default context, Toeplitz only). As in [`Ops::rxfh`], the slices
+    /// have the sizes the core allocated with, which a driver whose sizes
+    /// change checks against its own.
     fn set_rxfh(
         _dev: &Device<Self>,
         _indir: Option<&[u32]>,
@@ -506,6 +511,42 @@ fn copy_str(dst: &mut [c_char], src: &CStr) {
         *d = *s as c_char;
     }
     dst[n] = 0;
+}
+
+/// The indirection table and key buffers of an RSS request, each empty
+/// when its pointer is null.
+///
+/// Their lengths are the sizes the core says it allocated (`indir_size`,
+/// `key_size`), never a second answer of [`Ops::rxfh_sizes`]: the core
+/// asks the driver for its sizes before allocating, and a driver whose
+/// sizes depend on its state may answer differently now. The core sets
+/// both for every buffer it passes (the channel check's read of the
+/// table too, since "ethtool: set indir_size when reading the table for
+/// the channel check"); a non-null buffer with a zero size is empty here.
+///
+/// # Safety
+///
+/// `p` is valid; a non-null `indir` points to `indir_size` entries and a
+/// non-null `key` to `key_size` bytes, used by no one else during `'a`.
+unsafe fn rxfh_bufs<'a>(p: &bindings::ethtool_rxfh_param) -> (&'a mut [u32], &'a mut [u8]) {
+    // CAST: u32 to usize is lossless on Linux.
+    let (indir_len, key_len) = (p.indir_size as usize, p.key_size as usize);
+    // SAFETY: per this function's contract: non-null, with that many
+    // elements, ours alone for `'a`.
+    unsafe {
+        (
+            if p.indir.is_null() {
+                &mut []
+            } else {
+                core::slice::from_raw_parts_mut(p.indir, indir_len)
+            },
+            if p.key.is_null() {
+                &mut []
+            } else {
+                core::slice::from_raw_parts_mut(p.key, key_len)
+            },
+        )
+    }
 }
 
 /// Builds the C ethtool ops of an [`Ops`] implementation.
@@ -698,40 +739,6 @@ impl<T: Ops> Adapter<T> {
         T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) }).1
     }
 
-    /// The table and key of `p`, each empty when its pointer is null.
-    ///
-    /// The core sizes both buffers from [`Ops::rxfh_sizes`], and does not
-    /// always say so in `p` (`indir_size` is 0 when it reads the table to
-    /// check a channel count), so the sizes are the driver's.
-    ///
-    /// # Safety
-    ///
-    /// `p` is valid; its non-null `indir` and `key` point to as many
-    /// elements as [`Ops::rxfh_sizes`] gives for `dev`, used by no one else
-    /// during `'a`.
-    unsafe fn rxfh_slices<'a>(
-        dev: &Device<T>,
-        p: &bindings::ethtool_rxfh_param,
-    ) -> (&'a mut [u32], &'a mut [u8]) {
-        let (indir_size, key_size) = T::rxfh_sizes(dev);
-        // CAST: u32 to usize is lossless on Linux.
-        // SAFETY: per this function's contract.
-        unsafe {
-            (
-                if p.indir.is_null() {
-                    &mut []
-                } else {
-                    core::slice::from_raw_parts_mut(p.indir, indir_size as usize)
-                },
-                if p.key.is_null() {
-                    &mut []
-                } else {
-                    core::slice::from_raw_parts_mut(p.key, key_size as usize)
-                },
-            )
-        }
-    }
-
     /// # Safety
     ///
     /// As for `get_drvinfo`, with `p` set up by the ethtool core.
@@ -742,10 +749,10 @@ impl<T: Ops> Adapter<T> {
         // SAFETY: per this function's contract.
         let (dev, p) = unsafe { (Device::<T>::from_raw(dev), &mut *p) };
         p.hfunc = HASH_TOP;
-        // SAFETY: the core sized the buffers from our sizes.
-        let (indir, key) = unsafe { Self::rxfh_slices(dev, p) };
+        // SAFETY: the core set up `p` with buffers of the sizes it says,
+        // lent for this call; the slices do not outlive it.
+        let (indir, key) = unsafe { rxfh_bufs(p) };
         T::rxfh(dev, indir, key);
-        (p.indir_size, p.key_size) = T::rxfh_sizes(dev);
         0
     }
 
@@ -773,8 +780,8 @@ impl<T: Ops> Adapter<T> {
             if p.rss_context != 0 || (p.input_xfrm != 0 && p.input_xfrm != no_change) {
                 return Err(EOPNOTSUPP);
             }
-            // SAFETY: the core sized the buffers from our sizes.
-            let (indir, key) = unsafe { Self::rxfh_slices(dev, p) };
+            // SAFETY: as in `get_rxfh`.
+            let (indir, key) = unsafe { rxfh_bufs(p) };
             let indir = (!indir.is_empty()).then_some(&*indir);
             let key = (!key.is_empty()).then_some(&*key);
             T::set_rxfh(dev, indir, key, &extack)?;
@@ -978,5 +985,65 @@ impl<T: Ops> Adapter<T> {
             other_count: ch.other_count,
         };
         from_result(|| T::set_channels(dev, &c).map(|()| 0))
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_ethtool)]
+mod tests {
+    use super::*;
+
+    /// A request for the first `indir_size` entries of `indir` and
+    /// `key_size` bytes of `key`, as the core sets one up.
+    fn request(
+        indir: &mut [u32],
+        indir_size: u32,
+        key: &mut [u8],
+        key_size: u32,
+    ) -> bindings::ethtool_rxfh_param {
+        bindings::ethtool_rxfh_param {
+            indir_size,
+            indir: indir.as_mut_ptr(),
+            key_size,
+            key: key.as_mut_ptr(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rss_buffers_have_the_sizes_the_core_allocated() {
+        // The core allocated 8 entries and a 4-byte key (the driver's
+        // sizes when it asked); one more of each is past its buffers.
+        let (mut indir, mut key) = ([!0u32; 9], [!0u8; 5]);
+        let p = request(&mut indir, 8, &mut key, 4);
+        // SAFETY: `p` points into the arrays above, unused meanwhile.
+        let (i, k) = unsafe { rxfh_bufs(&p) };
+        assert_eq!((i.len(), k.len()), (8, 4));
+        // A driver whose table has grown to 128 entries since fills what
+        // fits, and nothing beyond.
+        for (d, s) in i.iter_mut().zip(0..128) {
+            *d = s;
+        }
+        k.fill(0);
+        assert_eq!(indir[7], 7);
+        assert_eq!((indir[8], key[3], key[4]), (!0, 0, !0));
+    }
+
+    #[test]
+    fn rss_buffers_are_empty_when_null_or_unsized() {
+        let (mut indir, mut key) = ([0u32; 4], [0u8; 4]);
+        // The table without its size (the channel check's read, before the
+        // core said how large it is): nothing to write.
+        let p = request(&mut indir, 0, &mut key, 4);
+        // SAFETY: as above.
+        let (i, k) = unsafe { rxfh_bufs(&p) };
+        assert_eq!((i.len(), k.len()), (0, 4));
+        let p = bindings::ethtool_rxfh_param {
+            indir_size: 128,
+            key_size: 40,
+            ..Default::default()
+        };
+        // SAFETY: both pointers are null.
+        let (i, k) = unsafe { rxfh_bufs(&p) };
+        assert!(i.is_empty() && k.is_empty());
     }
 }

@@ -272,11 +272,16 @@ impl<T: Poll> Napi<T> {
 
     /// A buffer of `len` bytes for a received packet, with headroom
     /// (`napi_alloc_skb`); `None` without memory.
+    // The caller is who made it, should it be dropped without a reason.
+    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
         // SAFETY: called from this instance's poll.
         let skb = unsafe { bindings::napi_alloc_skb(self.as_raw(), len) };
+        if skb.is_null() {
+            return None;
+        }
         // SAFETY: a new buffer, ours.
-        (!skb.is_null()).then(|| unsafe { SkBuff::from_raw(skb) })
+        Some(unsafe { SkBuff::from_raw(skb) })
     }
 
     /// A packet built around a received frame where the device wrote it
@@ -286,6 +291,8 @@ impl<T: Poll> Napi<T> {
     /// reference and goes back to the pool when the packet is freed
     /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
     /// the shared info do not fit in it, or memory runs out.
+    // As in `alloc_skb`.
+    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     pub fn build_skb(
         &self,
         buf: PoolNetmem,

@@ -5,9 +5,9 @@
 //!
 //! A [`NetDevice`] is only ever borrowed: from a [`Locked`] guard, which
 //! holds the device's instance lock (`netdev_lock`), or through an
-//! [`ARef`] taken with `dev_hold`. Queue configuration (DMA devices of
-//! queues, memory providers in [`super::page_pool`]) needs the lock, so it
-//! lives on [`Locked`].
+//! [`ARef`](crate::sync::aref::ARef) taken with `dev_hold`. Queue
+//! configuration (DMA devices of queues, memory providers in
+//! [`super::page_pool`]) needs the lock, so it lives on [`Locked`].
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/notifier.h`](srctree/include/linux/notifier.h),
@@ -15,7 +15,10 @@
 //! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h)
 
 use crate::{
-    device::Device,
+    device::{
+        Bound,
+        Device, //
+    },
     error::to_result,
     ffi::{
         c_int,
@@ -24,10 +27,7 @@ use crate::{
     },
     net::netlink::request::Info,
     prelude::*,
-    sync::aref::{
-        ARef,
-        AlwaysRefCounted, //
-    },
+    sync::aref::AlwaysRefCounted,
     types::Opaque,
 };
 use core::{
@@ -144,15 +144,12 @@ impl NetDevice {
         self.0.get()
     }
 
-    fn raw(&self) -> &bindings::net_device {
-        // SAFETY: valid by the type invariant; fields read through this are
-        // stable or read as C reads them.
-        unsafe { &*self.as_raw() }
-    }
-
     /// The interface index.
     pub fn ifindex(&self) -> i32 {
-        self.raw().ifindex
+        // SAFETY: the device is alive, by the type invariant. A read of the
+        // one field, which is set before registration: no reference to the
+        // whole `net_device`, whose other fields C writes meanwhile.
+        unsafe { (*self.as_raw()).ifindex }
     }
 
     /// Whether the device is present (`netif_device_present`): not
@@ -207,15 +204,23 @@ impl NetDevice {
 
     /// The number of receive queues in use.
     pub fn real_num_rx_queues(&self) -> u32 {
-        self.raw().real_num_rx_queues
+        // SAFETY: the device is alive, by the type invariant; the field
+        // alone is read, as C reads it.
+        unsafe { (*self.as_raw()).real_num_rx_queues }
     }
 
     /// How the device transmits from `net_iov`s.
     pub fn netmem_tx(&self) -> NetmemTx {
         // CAST: a two-bit field.
-        // SAFETY: the field sits in a `struct_group` (a union of two views
-        // of the same fields), initialised with the device.
-        let mode = unsafe { self.raw().__bindgen_anon_1.__bindgen_anon_1.netmem_tx() };
+        // SAFETY: the device is alive, by the type invariant. The field
+        // sits in a `struct_group` (a union of two views of the same
+        // fields), initialised with the device; it is read through a raw
+        // place, without a reference to the group or the device.
+        let mode = unsafe {
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::netmem_tx_raw(
+                &raw const (*self.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
+            )
+        };
         match mode as bindings::netmem_tx_mode {
             bindings::netmem_tx_mode_NETMEM_TX_DMA => NetmemTx::Dma,
             bindings::netmem_tx_mode_NETMEM_TX_NO_DMA => NetmemTx::NoDma,
@@ -289,24 +294,40 @@ impl Locked<'_> {
         // CAST: u32 to usize is lossless on Linux.
         // SAFETY: `_rx` has `num_rx_queues >= real_num_rx_queues` entries,
         // which live as long as the device.
-        let rxq = unsafe { self.raw()._rx.add(idx as usize) };
+        let rxq = unsafe { (*self.as_raw())._rx.add(idx as usize) };
         // SAFETY: as above.
         Some(unsafe { RxQueue::from_raw(rxq) })
     }
 
     /// The device that does DMA for queue `idx` (`netdev_queue_get_dma_dev`):
-    /// the driver's choice or the parent device, `None` without a DMA mask.
-    /// A leased receive queue answers for the device it is leased from.
-    pub fn queue_dma_dev(&self, idx: u32, kind: QueueType) -> Option<ARef<Device>> {
+    /// the driver's choice or the parent device, `None` without a DMA mask
+    /// or once the device is no longer registered. A leased receive queue
+    /// answers for the device it is leased from.
+    ///
+    /// The DMA device is bound to its driver while the guard lives, so it
+    /// may be attached to dma-bufs and mapped for: a driver unregisters its
+    /// network devices before it unbinds (in `remove`, or by devres), and
+    /// neither this device nor the one it leases the queue from can finish
+    /// unregistering meanwhile. This one needs the instance lock to leave
+    /// `NETREG_REGISTERED`; the other holds a reference for the lease
+    /// (`netdev_rx_queue_lease`) that its unregistration waits for, and
+    /// that is only given up under this device's lock too.
+    pub fn queue_dma_dev(&self, idx: u32, kind: QueueType) -> Option<&Device<Bound>> {
+        if !self.is_registered() {
+            return None;
+        }
         // SAFETY: the device is locked, as the function requires.
         let dev = unsafe { bindings::netdev_queue_get_dma_dev(self.as_raw(), idx, kind.as_raw()) };
         if dev.is_null() {
             return None;
         }
-        // SAFETY: the DMA device is the parent of this device or of the one
-        // leasing it the queue, both alive while the lock is held; taking a
-        // reference keeps it beyond.
-        Some(unsafe { Device::get_device(dev) })
+        // SAFETY: the DMA device is the parent (or the driver's choice, a
+        // device it keeps bound as long as the network device is
+        // registered) of this device or of the one leasing it the queue.
+        // Both stay registered, which keeps their parents referenced and
+        // bound, while the lock is held (see above), and the result
+        // borrows the guard.
+        Some(unsafe { Device::<Bound>::from_raw(dev) })
     }
 }
 
@@ -345,7 +366,9 @@ impl RxQueue {
 
     /// The queue's index in its device.
     pub fn index(&self) -> u32 {
-        let base = self.dev().raw()._rx.cast_const();
+        // SAFETY: the device outlives its queues (type invariant); `_rx` is
+        // set when they are allocated.
+        let base = unsafe { (*self.dev().as_raw())._rx }.cast_const();
         // SAFETY: both point into the same `_rx` array (type invariant).
         let idx = unsafe { self.as_raw().cast_const().offset_from(base) };
         // CAST: an index into an array of at most `num_rx_queues` (a u32)

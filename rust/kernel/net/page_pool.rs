@@ -444,6 +444,15 @@ impl MpParams {
     }
 }
 
+/// The bytes of a buffer of `order` (`PAGE_SIZE << order`), if the page
+/// allocator has buffers of that order (at most `MAX_PAGE_ORDER`).
+fn buf_len(order: u32) -> Option<u32> {
+    if order > bindings::MAX_PAGE_ORDER {
+        return None;
+    }
+    u32::try_from(crate::page::PAGE_SIZE << order).ok()
+}
+
 /// How a [`Pool`] is made (`struct page_pool_params`). Pools made here map
 /// their buffers for DMA from the device and sync them for it when they
 /// come back.
@@ -467,10 +476,23 @@ impl<'a> Params<'a> {
         fast.nid = bindings::NUMA_NO_NODE;
         fast.dev = dev.as_raw();
         fast.dma_dir = DataDirection::FromDevice.into();
-        // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
-        fast.max_len = (crate::page::PAGE_SIZE << order) as u32;
+        // An order the page allocator has no buffers of leaves 0, which
+        // `Pool::new` refuses.
+        fast.max_len = buf_len(order).unwrap_or(0);
         this.slow().flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV;
         this
+    }
+
+    /// Checks what C takes on trust: the pool's buffers are of an order
+    /// the page allocator has (a memory provider's pool skips that check
+    /// in C), and the device sync of a buffer coming back stays inside it.
+    fn check(&self) -> Result {
+        // SAFETY: as in `fast`, read only.
+        let fast = unsafe { &self.raw.__bindgen_anon_1.fast };
+        match buf_len(fast.order) {
+            Some(len) if (1..=len).contains(&fast.max_len) => Ok(()),
+            _ => Err(EINVAL),
+        }
     }
 
     /// The hot-path parameters (the `fast` struct group).
@@ -489,10 +511,17 @@ impl<'a> Params<'a> {
     }
 
     /// Syncs only the first `len` bytes of a buffer for the device when it
-    /// comes back: the most the device writes.
-    pub fn max_len(mut self, len: u32) -> Self {
-        self.fast().max_len = len;
-        self
+    /// comes back: the most the device writes. `EINVAL` unless `len` is
+    /// within a buffer (`PAGE_SIZE << order`), and not 0: the page pool
+    /// syncs `max_len` bytes from the buffer's start without checking.
+    pub fn max_len(mut self, len: u32) -> Result<Self> {
+        match buf_len(self.fast().order) {
+            Some(max) if (1..=max).contains(&len) => {
+                self.fast().max_len = len;
+                Ok(self)
+            }
+            _ => Err(EINVAL),
+        }
     }
 
     /// Serves receive queue `idx` of `netdev`: the pool is listed on the
@@ -530,8 +559,9 @@ pub struct Pool {
 unsafe impl Send for Pool {}
 
 impl Pool {
-    /// Creates a pool.
+    /// Creates a pool; `EINVAL` for an order above `MAX_PAGE_ORDER`.
     pub fn new(params: &Params<'_>) -> Result<Self> {
+        params.check()?;
         // SAFETY: `params` is valid; the devices it names outlive the call,
         // and for a queue's pool the caller of `Params::rx_queue` holds
         // the instance lock.
@@ -578,7 +608,8 @@ impl Pool {
                 bindings::GFP_ATOMIC | bindings::__GFP_NOWARN,
             )
         };
-        // CAST: a buffer of at most `MAX_PAGE_ORDER` fits a u32.
+        // CAST: a buffer of at most `MAX_PAGE_ORDER` (checked in `new`)
+        // fits a u32.
         let size = (crate::page::PAGE_SIZE << self.as_page_pool().order()) as u32;
         (raw != 0).then(|| PoolNetmem {
             // SAFETY: a buffer the pool handed out, not 0.
@@ -895,5 +926,46 @@ impl<T: MemoryProvider> Adapter<T> {
         let this = unsafe { &*mp_priv.cast::<T>() };
         // SAFETY: per this function's contract.
         T::uninstall(this, unsafe { RxQueue::from_raw(rxq) });
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_page_pool)]
+mod tests {
+    use super::*;
+    use crate::{
+        faux,
+        page::PAGE_SIZE, //
+    };
+
+    // CAST: a page fits a u32.
+    const PAGE: u32 = PAGE_SIZE as u32;
+
+    #[test]
+    fn max_len_stays_within_a_buffer() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let refused = |order, len| Params::new(dev, order, 16).max_len(len).err() == Some(EINVAL);
+        assert!(!refused(0, PAGE) && !refused(0, 1500));
+        assert!(!refused(2, 4 * PAGE));
+        assert!(refused(0, PAGE + 1) && refused(2, 4 * PAGE + 1));
+        assert!(refused(0, 0) && refused(0, u32::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn orders_beyond_the_page_allocator_are_refused() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let order = bindings::MAX_PAGE_ORDER;
+        assert!(Params::new(dev, order, 16).check().is_ok());
+        for order in [order + 1, 32, 64, u32::MAX] {
+            let params = Params::new(dev, order, 16);
+            assert_eq!(params.check(), Err(EINVAL));
+            assert_eq!(params.max_len(PAGE).err(), Some(EINVAL));
+            assert_eq!(Pool::new(&Params::new(dev, order, 16)).err(), Some(EINVAL));
+        }
+        Ok(())
     }
 }

@@ -926,7 +926,8 @@ impl Operations for Nic {
         let nic = dev.data();
         let qi = skb.queue_mapping();
         let Some(q) = nic.active().get(usize::from(qi)) else {
-            skb.drop_reason(DropReason::NotSpecified);
+            // A queue that is not (or no longer) set up.
+            skb.drop_reason(DropReason::DevReady);
             return Ok(());
         };
         let mut tx = q.tx.lock();

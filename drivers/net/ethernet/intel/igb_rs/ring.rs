@@ -14,6 +14,12 @@
 //! frags. Frames are sent from where they are: the linear part and page
 //! frags mapped for the device, `net_iov` frags (devmem TX) at their
 //! binding's addresses.
+//!
+//! Every frame the rings give up on is dropped for a [`DropReason`]. If it
+//! has an skb by then, the skb is freed for that reason (`kfree_skb_reason`,
+//! which drop monitors and the `skb:kfree_skb` tracepoint see); before
+//! that, its buffers go back to their pools and the reason decides how it
+//! is counted. No skb is left to be dropped implicitly, rings included.
 
 use super::regs::*;
 use kernel::{
@@ -180,6 +186,16 @@ pub(crate) struct RxRing {
     armed: usize,
 }
 
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // The queue's memory goes (stopped, or never started) with a frame
+        // half taken; as in `rearm`. Before the pools it has buffers of.
+        if let Some(Partial::Building(skb)) = self.partial.take() {
+            skb.drop_reason(DropReason::DevReady);
+        }
+    }
+}
+
 /// A frame larger than a buffer, taken descriptor by descriptor.
 enum Partial {
     /// Its skb so far: the first descriptor's headers and payload, then a
@@ -241,11 +257,30 @@ pub(crate) struct RxDone {
     pub(crate) packets: u64,
     pub(crate) bytes: u64,
     pub(crate) dropped: u64,
-    /// Times a pool had no buffer to give.
+    /// Times a pool had no buffer to give, or a frame no skb.
     pub(crate) alloc_fail: u64,
     /// The pools gave no buffer for any descriptor: nothing will arrive
     /// (and interrupt) until memory comes back, so keep polling.
     pub(crate) starved: bool,
+}
+
+impl RxDone {
+    /// Counts a frame dropped for `why`; its skb, if it had one, was freed
+    /// for it already. Out of memory for the skb is an allocation failure
+    /// too.
+    fn count_drop(&mut self, why: DropReason) {
+        self.dropped += 1;
+        if why == DropReason::NoMem {
+            self.alloc_fail += 1;
+        }
+    }
+}
+
+/// Frees `skb` as dropped for `why` (`kfree_skb_reason`) and gives `why`
+/// back, for the frame's count.
+fn drop_skb(skb: SkBuff, why: DropReason) -> DropReason {
+    skb.drop_reason(why);
+    why
 }
 
 /// The buffer size of a queue configuration, and its page order; `None`
@@ -447,7 +482,8 @@ impl RxRing {
     /// frame half taken) and returns the head and tail to program.
     pub(crate) fn rearm(&mut self) -> Result<(u32, u32)> {
         if let Some(Partial::Building(skb)) = self.partial.take() {
-            skb.drop_reason(DropReason::NotSpecified);
+            // The queue stopped under it.
+            skb.drop_reason(DropReason::DevReady);
         }
         for k in 0..self.armed {
             self.write_desc(wrap(self.next_to_clean, k, self.len()))?;
@@ -467,7 +503,8 @@ impl RxRing {
     }
 
     /// Builds the skb of a split frame: `hlen` bytes of headers in `hdr`,
-    /// `len` bytes of payload in `buf`.
+    /// `len` bytes of payload in `buf`. On error, the frame is dropped for
+    /// the reason returned, its skb freed if it had one.
     fn build_split(
         &self,
         napi: &Napi<super::QueuePair>,
@@ -478,26 +515,33 @@ impl RxRing {
         if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        let mut skb = napi.alloc_skb(hlen).ok_or(DropReason::NoMem)?;
         hdr.sync_for_cpu(0, hlen);
         // SAFETY: the device wrote the header buffer before setting DD and
-        // no longer owns it; it was synced just above.
-        let head = unsafe { hdr.bytes(0, hlen) }.ok_or(DropReason::NotSpecified)?;
+        // no longer owns it; it was synced just above. `None` if the CPU
+        // cannot read it, which header buffers (host pages) always allow.
+        let head = unsafe { hdr.bytes(0, hlen) }.ok_or(DropReason::HdrTrunc)?;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
-        skb.put_data(head).map_err(|_| DropReason::NoMem)?;
+        let mut skb = napi.alloc_skb(hlen).ok_or(DropReason::NoMem)?;
+        if skb.put_data(head).is_err() {
+            return Err(drop_skb(skb, DropReason::NoMem));
+        }
         drop(hdr);
         if len > 0 {
             buf.sync_for_cpu(0, len);
-            skb.add_rx_frag(buf, 0, len)
-                .map_err(|_| DropReason::NotSpecified)?;
+            // A new skb has its frag slots free, and `len` fits the buffer:
+            // a failure would be the device's length.
+            if skb.add_rx_frag(buf, 0, len).is_err() {
+                return Err(drop_skb(skb, DropReason::DevHdr));
+            }
         }
         Ok(skb)
     }
 
     /// Builds the skb of a whole frame of `len` bytes in `buf`: its headers
-    /// copied, the rest left in the buffer as a frag.
+    /// copied, the rest left in the buffer as a frag. Errors as in
+    /// `build_split`.
     fn build_whole(
         &self,
         napi: &Napi<super::QueuePair>,
@@ -509,8 +553,10 @@ impl RxRing {
         }
         buf.sync_for_cpu(0, len);
         // SAFETY: as in `build_split`, for the payload buffer; `None` for
-        // provider memory, which needs header split.
-        let data = unsafe { buf.bytes(0, len) }.ok_or(DropReason::NotSpecified)?;
+        // provider memory, which needs header split: a frame the device did
+        // not split (no IP header, or headers longer than a header buffer)
+        // has its headers where the stack cannot read them.
+        let data = unsafe { buf.bytes(0, len) }.ok_or(DropReason::HdrTrunc)?;
         let head = &data[..data.len().min(COPY_MAX)];
         if let Some((f, hash)) = watch {
             f(head, hash);
@@ -518,12 +564,14 @@ impl RxRing {
         let hlen = (SkBuff::eth_headlen(napi.dev(), head) as usize).clamp(ETH_HLEN, head.len());
         // CAST: at most COPY_MAX.
         let mut skb = napi.alloc_skb(hlen as u32).ok_or(DropReason::NoMem)?;
-        skb.put_data(&data[..hlen]).map_err(|_| DropReason::NoMem)?;
+        if skb.put_data(&data[..hlen]).is_err() {
+            return Err(drop_skb(skb, DropReason::NoMem));
+        }
         // CAST: at most COPY_MAX.
         let hlen = hlen as u32;
-        if len > hlen {
-            skb.add_rx_frag(buf, hlen, len - hlen)
-                .map_err(|_| DropReason::NotSpecified)?;
+        // As in `build_split`.
+        if len > hlen && skb.add_rx_frag(buf, hlen, len - hlen).is_err() {
+            return Err(drop_skb(skb, DropReason::DevHdr));
         }
         Ok(skb)
     }
@@ -544,7 +592,7 @@ impl RxRing {
         if let Some((f, hash)) = watch {
             // SAFETY: as in `build_split`, for the payload buffer, which is
             // readable (host memory) and holds the frame past the headroom.
-            let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::NotSpecified)?;
+            let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::HdrTrunc)?;
             f(&data[..data.len().min(COPY_MAX)], hash);
         }
         napi.build_skb(buf, self.headroom, len)
@@ -552,7 +600,8 @@ impl RxRing {
     }
 
     /// Adds the `len` bytes in `buf`, a later descriptor's of a frame
-    /// larger than a buffer, to its skb.
+    /// larger than a buffer, to its skb. On error, the skb was freed for
+    /// the reason returned.
     fn append(
         &self,
         mut skb: SkBuff,
@@ -560,19 +609,18 @@ impl RxRing {
         len: u32,
     ) -> Result<SkBuff, DropReason> {
         let Some(buf) = buf else {
-            skb.drop_reason(DropReason::NotSpecified);
-            return Err(DropReason::NotSpecified);
+            // An armed descriptor without its buffer: the ring's own
+            // state is off.
+            return Err(drop_skb(skb, DropReason::DevReady));
         };
         if len > self.buf_size {
-            skb.drop_reason(DropReason::DevHdr);
-            return Err(DropReason::DevHdr);
+            return Err(drop_skb(skb, DropReason::DevHdr));
         }
         if len > 0 {
             buf.sync_for_cpu(0, len);
             if skb.add_rx_frag(buf, 0, len).is_err() {
                 // More descriptors than an skb has frags.
-                skb.drop_reason(DropReason::NotSpecified);
-                return Err(DropReason::NotSpecified);
+                return Err(drop_skb(skb, DropReason::PktTooBig));
             }
         }
         Ok(skb)
@@ -625,9 +673,9 @@ impl RxRing {
                 continue;
             }
             match built {
+                // CRC, symbol, sequence, length or RX data errors.
                 Ok(skb) if st & RXD_ERR_MASK != 0 => {
-                    skb.drop_reason(DropReason::DevHdr);
-                    done.dropped += 1;
+                    done.count_drop(drop_skb(skb, DropReason::DevHdr));
                 }
                 // Only TCP reads payloads in device memory (the stack would
                 // checksum anything else, and cannot): a queue's provider
@@ -635,8 +683,7 @@ impl RxRing {
                 // bound to the queue non-TCP traffic goes to. The last
                 // descriptor has the packet type.
                 Ok(skb) if self.unreadable && !info.is_tcp() && !skb.frags_readable() => {
-                    skb.drop_reason(DropReason::NotSpecified);
-                    done.dropped += 1;
+                    done.count_drop(drop_skb(skb, DropReason::UnhandledProto));
                 }
                 Ok(mut skb) => {
                     if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
@@ -652,11 +699,12 @@ impl RxRing {
                     skb.eth_type_trans(napi.dev());
                     napi.gro_receive(skb);
                 }
-                Err(_) => done.dropped += 1,
+                // Its skb, if it had one, is freed for `why` already.
+                Err(why) => done.count_drop(why),
             }
         }
         let (armed, short) = self.refill().unwrap_or((false, false));
-        done.alloc_fail = short.into();
+        done.alloc_fail += u64::from(short);
         done.starved = self.armed == 0;
         // CAST: below RING_MAX.
         (done, armed.then_some(self.next_to_fill as u32))
@@ -685,7 +733,8 @@ impl RxRing {
             return match buf {
                 Some(buf) if st & RXD_STAT_EOP != 0 => self.build_in_place(napi, (buf, len), watch),
                 Some(_) => Err(DropReason::DevHdr),
-                None => Err(DropReason::NotSpecified),
+                // As in `append`.
+                None => Err(DropReason::DevReady),
             };
         }
         match (buf, hdr, hlen) {
@@ -695,7 +744,8 @@ impl RxRing {
             // Not split: the whole frame, or its first part, is in the
             // packet buffer.
             (Some(buf), _, _) => self.build_whole(napi, (buf, len), watch),
-            _ => Err(DropReason::NotSpecified),
+            // As in `append`.
+            _ => Err(DropReason::DevReady),
         }
     }
 }
@@ -713,6 +763,16 @@ struct TxSlot {
     eop: usize,
     /// On a frame's first descriptor: its bytes on the wire.
     bytes: u32,
+}
+
+impl Drop for TxSlot {
+    fn drop(&mut self) {
+        // A ring dropped without `TxRing::reset` (which frees its frames
+        // the same way first).
+        if let Some(skb) = self.skb.take() {
+            skb.drop_reason(DropReason::DevReady);
+        }
+    }
 }
 
 /// The transmit ring: frames are sent from where they are, mapped for the
@@ -853,7 +913,8 @@ impl TxRing {
                 skb.drop_reason(if e == ENOMEM {
                     DropReason::NoMem
                 } else {
-                    DropReason::NotSpecified
+                    // Not TCP, or headers the device cannot repeat.
+                    DropReason::SkbGsoSeg
                 });
                 return Err(TxError::Dropped);
             }
@@ -886,7 +947,8 @@ impl TxRing {
                 tse = TXD_DCMD_TSE;
             }
             if self.write(i, macip.into(), tucmd, mss_l4len).is_err() {
-                skb.drop_reason(DropReason::NotSpecified);
+                // A descriptor outside the ring: its state is off.
+                skb.drop_reason(DropReason::DevReady);
                 return Err(TxError::Dropped);
             }
             i = self.next(i);
@@ -933,11 +995,16 @@ impl TxRing {
             }
         };
         let bytes = tso.map_or(len, |t| t.wire_len(len));
-        if let Some(slot) = self.slots.get_mut(first) {
-            slot.skb = Some(skb);
-            slot.eop = last;
-            slot.bytes = bytes;
-        }
+        let Some(slot) = self.slots.get_mut(first) else {
+            // As for a descriptor outside the ring, above; the tail has
+            // not moved, so the device saw none of it.
+            self.unmap(dev, first, i);
+            skb.drop_reason(DropReason::DevReady);
+            return Err(TxError::Dropped);
+        };
+        slot.skb = Some(skb);
+        slot.eop = last;
+        slot.bytes = bytes;
         self.next_to_use = i;
         // The descriptors reach memory before the tail write hands them
         // over.

@@ -13,11 +13,15 @@
 //! checksums checked and filled in by the device; flow steering rules.
 
 mod hash;
+mod hw;
+#[cfg(CONFIG_KUNIT = "y")]
+mod model;
 mod regs;
 mod ring;
 mod steer;
 
 use kernel::{
+    dev_dbg, dev_err,
     device::{
         Bound,
         Core, //
@@ -239,11 +243,23 @@ impl QueuePair {
         }
     }
 
-    /// Takes the receive ring out. The guard is gone when this returns, so
+    /// Takes the receive ring out, now that the queue does no DMA (`off`,
+    /// which must be the pair's). The guard is gone when this returns, so
     /// the caller may drop the ring, which sleeps (page pools).
-    fn take_rx(&self) -> Option<RxRing> {
+    fn take_rx(&self, off: hw::RxOff) -> Option<RxRing> {
+        if off.queue() != self.idx {
+            return None;
+        }
         let mut rx = self.rx.lock();
         rx.take()
+    }
+
+    /// Empties the transmit ring, now that the queue does no DMA (`off`,
+    /// which must be the pair's): frames not sent are freed.
+    fn reset_tx(&self, dev: &kernel::device::Device<Bound>, off: hw::TxOff) {
+        if off.queue() == self.idx {
+            self.tx.lock().reset(dev);
+        }
     }
 
     /// Puts `ring` in as the receive ring and returns the one it replaces,
@@ -323,6 +339,25 @@ impl Poll for QueuePair {
 
 /// RCTL bits of the receive filters: unicast and multicast promiscuous.
 const RCTL_FILTERS: u32 = RCTL_UPE | RCTL_MPE;
+
+/// RCTL, and the receive address and multicast table registers, as last
+/// written: what a device reset loses.
+pub(crate) struct RxFilters {
+    rctl: u32,
+    /// RAL and RAH of each receive address register.
+    rar: [[u32; 2]; RAR_COUNT],
+    mta: [u32; MTA_REGS],
+}
+
+impl RxFilters {
+    const fn new() -> Self {
+        Self {
+            rctl: 0,
+            rar: [[0; 2]; RAR_COUNT],
+            mta: [0; MTA_REGS],
+        }
+    }
+}
 
 /// Where multicast address `a` hashes in the multicast table (RCTL.MO 0,
 /// the reset value): register and bit, from address bits 36 to 47.
@@ -407,11 +442,14 @@ pub(crate) struct Nic {
     /// Queue pairs in use (`ethtool -L`); changed only while the device
     /// is down, under the instance lock.
     active: Atomic<usize>,
-    /// RCTL as last written: the promiscuous bits are `set_rx_mode`'s
-    /// (under the address list lock, bottom halves off), the rest `open`'s
-    /// and `stop`'s.
+    /// RCTL and the address filters as last written: the promiscuous bits
+    /// and the filters are `set_rx_mode`'s (under the address list lock,
+    /// bottom halves off), the rest of RCTL `open`'s and `stop`'s.
     #[pin]
-    rctl: SpinLockBh<u32>,
+    rctl: SpinLockBh<RxFilters>,
+    /// A device reset (a queue that would not stop) wiped the address
+    /// filters: `configure` writes them again.
+    filters_lost: Atomic<bool>,
     /// Pause frames received and sent: the device's counters clear when
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
@@ -439,7 +477,8 @@ impl Nic {
             rss <- new_spinlock_irq!(Rss::new(has_filters)),
             learning: Atomic::new(false),
             active: Atomic::new(DEFAULT_QUEUES),
-            rctl <- new_spinlock_bh!(0),
+            rctl <- new_spinlock_bh!(RxFilters::new()),
+            filters_lost: Atomic::new(false),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
             missed: Atomic::new(0),
@@ -572,32 +611,40 @@ impl Nic {
             // takes a batch of frames.
             self.wr(eitr(q.vector()), ITR_20K | EITR_CNT_IGNR);
         }
-        self.wr(CTRL_EXT, self.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
+        hw::take_control(self);
+        if self.filters_lost.xchg(false, Relaxed) {
+            self.restore_filters();
+        }
         self.configure_rss();
+        hw::rx_errata(self);
 
         for q in self.active() {
-            let tq = txq(q.idx);
-            self.wr(tq + Q_DCTL, 0);
-            {
+            // The queue is off (`stop`, or reset at probe) and its ring
+            // empty (`stop` emptied it, or it is new): the lock is held for
+            // the ring only, not across the waits of `tx_start`, which
+            // sleep.
+            let ring = {
                 let mut tx = q.tx.lock();
                 tx.reset(self.bound());
-                let base = tx.dma_address();
-                // CAST: the halves of a 64-bit address.
-                self.wr(tq + Q_BAL, base as u32);
-                self.wr(tq + Q_BAH, (base >> 32) as u32);
-                // CAST: at most 64 KiB.
-                self.wr(tq + Q_LEN, (tx.len() * DESC_SIZE) as u32);
-            }
-            self.wr(tq + Q_HEAD, 0);
-            self.wr(tq + Q_TAIL, 0);
-            self.wr(tq + Q_DCTL, TXDCTL_VALUE);
+                hw::Ring {
+                    dma: tx.dma_address(),
+                    // CAST: at most 64 KiB.
+                    bytes: (tx.len() * DESC_SIZE) as u32,
+                }
+            };
+            hw::tx_start(self, q.idx, ring)?;
         }
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
         for q in self.active() {
-            let mut rx = q.rx.lock();
-            let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
-            self.start_rx_ring(q.idx, ring)?;
+            // The pair's NAPI is not added yet: nothing else takes the
+            // ring, and the lock is not held across the waits.
+            let setup = {
+                let mut rx = q.rx.lock();
+                let ring = Option::as_mut(&mut *rx).ok_or(EINVAL)?;
+                self.rx_setup(ring)?
+            };
+            self.start_rx(q.idx, setup)?;
         }
         // Frames up to RLPML, rather than to 1518 bytes (LPE).
         self.wr(RLPML, self.max_frame.load(Relaxed));
@@ -605,31 +652,43 @@ impl Nic {
         Ok(())
     }
 
-    /// Points receive queue `idx` at `ring` (its buffer size, 256-byte
-    /// header buffers with header split), gives it the armed descriptors
-    /// and enables it.
-    fn start_rx_ring(&self, idx: usize, ring: &mut RxRing) -> Result {
-        let rq = rxq(idx);
-        self.wr(rq + Q_DCTL, 0);
-        let base = ring.dma_address();
-        // CAST: the halves of a 64-bit address.
-        self.wr(rq + Q_BAL, base as u32);
-        self.wr(rq + Q_BAH, (base >> 32) as u32);
+    /// What receive queue programming takes from `ring`: where it is, its
+    /// buffer size (256-byte header buffers with header split), and its
+    /// head and tail once its descriptors are armed. No register access:
+    /// callable under the ring's lock.
+    fn rx_setup(&self, ring: &mut RxRing) -> Result<RxSetup> {
         let (head, tail) = ring.rearm()?;
-        // CAST: at most 64 KiB.
-        self.wr(rq + Q_LEN, (ring.len() * DESC_SIZE) as u32);
-        let kib = ring.buf_size() >> SRRCTL_BSIZEPKT_SHIFT;
-        let desctype = if ring.split() {
-            SRRCTL_DESCTYPE_HDR_SPLIT
-        } else {
-            SRRCTL_DESCTYPE_ADV_ONEBUF
-        };
-        self.wr(rq + Q_SRRCTL, desctype | SRRCTL_BSIZEHDR_256 | kib);
-        self.wr(rq + Q_HEAD, head);
-        self.wr(rq + Q_TAIL, head);
-        self.wr(rq + Q_DCTL, RXDCTL_VALUE);
-        self.wr(rq + Q_TAIL, tail);
-        Ok(())
+        // With more than one queue and receive flow control off, a queue
+        // without descriptors (stopped, or its pool empty) drops its
+        // frames rather than fill the packet buffer that all queues share
+        // (the C igb's rule).
+        let drop_en = self.active().len() > 1 && self.rd(CTRL) & CTRL_RFCE == 0;
+        Ok(RxSetup {
+            ring: hw::Ring {
+                dma: ring.dma_address(),
+                // CAST: at most 64 KiB.
+                bytes: (ring.len() * DESC_SIZE) as u32,
+            },
+            srrctl: hw::srrctl(ring.buf_size(), ring.split(), drop_en),
+            head_tail: (head, tail),
+        })
+    }
+
+    /// Starts receive queue `idx` on a ring described by `setup`. Process
+    /// context (the enable bit is waited for, sleeping).
+    fn start_rx(&self, idx: usize, setup: RxSetup) -> Result<(), hw::StartError> {
+        hw::rx_start(self, idx, setup.ring, setup.srrctl, setup.head_tail)
+    }
+
+    /// A queue would not stop: resets the device, which stops every queue.
+    /// The device then needs `configure` (the interface down and up).
+    fn stuck_reset(&self) -> hw::Stopped {
+        dev_err!(
+            self.pdev,
+            "a queue did not stop: device reset; bring the interface down and up\n"
+        );
+        self.filters_lost.store(true, Relaxed);
+        hw::reset(self).0
     }
 
     /// A new receive ring for queue pair `idx` as configured now: header
@@ -665,34 +724,46 @@ impl Nic {
         }
     }
 
-    /// Stops the receive and transmit units.
-    fn quiesce(&self) {
+    /// Stops the receive and transmit units and every queue, and waits
+    /// until no queue does DMA; a queue that does not stop takes a device
+    /// reset. Process context.
+    fn quiesce(&self) -> hw::Stopped {
         self.set_rctl(|v| v & RCTL_FILTERS);
         self.wr(TCTL, TCTL_PSP);
-        for q in &self.queues {
-            self.wr(rxq(q.idx) + Q_DCTL, 0);
-            self.wr(txq(q.idx) + Q_DCTL, 0);
+        let stopped = hw::stop_queues(self, QUEUES);
+        if stopped.by_reset() {
+            dev_err!(self.pdev, "a queue did not stop: device reset\n");
+            self.filters_lost.store(true, Relaxed);
         }
+        stopped
     }
 
     /// Restarts autonegotiation on the PHY; the link comes up later, with
     /// an LSC interrupt.
     fn start_link(&self) {
         self.wr(CTRL, self.rd(CTRL) | CTRL_SLU);
-        self.wr(MDIC, MDIC_RESTART_AUTONEG);
-        for _ in 0..100 {
-            if self.rd(MDIC) & MDIC_READY != 0 {
-                break;
-            }
-            fsleep(Delta::from_micros(50));
+        if let Err(e) = hw::phy_write(self, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART) {
+            dev_err!(self.pdev, "PHY autonegotiation restart failed: {:?}\n", e);
         }
     }
 
     /// Changes RCTL to `f` of its old value.
     fn set_rctl(&self, f: impl FnOnce(u32) -> u32) {
-        let mut rctl = self.rctl.lock();
-        *rctl = f(*rctl);
-        self.wr(RCTL, *rctl);
+        let mut filters = self.rctl.lock();
+        filters.rctl = f(filters.rctl);
+        self.wr(RCTL, filters.rctl);
+    }
+
+    /// Writes the address filters again, after a device reset.
+    fn restore_filters(&self) {
+        let filters = self.rctl.lock();
+        for (n, [lo, hi]) in filters.rar.iter().enumerate() {
+            self.wr(RAL0 + 8 * n, *lo);
+            self.wr(RAH0 + 8 * n, *hi);
+        }
+        for (i, v) in filters.mta.iter().enumerate() {
+            self.wr(MTA + 4 * i, *v);
+        }
     }
 
     /// Programs the receive filters: the device's address and the extra
@@ -702,11 +773,15 @@ impl Nic {
         let mut upe = mode.promiscuous();
         let mut mpe = upe || mode.all_multicast();
         let ctl = self.rd(RAH0) & RAH_CTL;
-        let rar = |n: usize, a: &[u8; ETH_ALEN]| {
+        let mut filters = self.rctl.lock();
+        let mut rar = |n: usize, a: &[u8; ETH_ALEN]| {
             let lo = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
-            let hi = u32::from(u16::from_le_bytes([a[4], a[5]]));
+            let hi = u32::from(u16::from_le_bytes([a[4], a[5]])) | ctl | RAH_AV;
             self.wr(RAL0 + 8 * n, lo);
-            self.wr(RAH0 + 8 * n, hi | ctl | RAH_AV);
+            self.wr(RAH0 + 8 * n, hi);
+            if let Some(r) = filters.rar.get_mut(n) {
+                *r = [lo, hi];
+            }
         };
         rar(0, &mode.address());
         let mut n = 1;
@@ -720,6 +795,9 @@ impl Nic {
         }
         for k in n..RAR_COUNT {
             self.wr(RAH0 + 8 * k, 0);
+            if let Some(r) = filters.rar.get_mut(k) {
+                r[1] = 0;
+            }
         }
         let mut mta = [0u32; MTA_REGS];
         for a in mode.multicast() {
@@ -733,8 +811,10 @@ impl Nic {
         for (i, v) in mta.iter().enumerate() {
             self.wr(MTA + 4 * i, *v);
         }
+        filters.mta = mta;
         let bits = if upe { RCTL_UPE } else { 0 } | if mpe { RCTL_MPE } else { 0 };
-        self.set_rctl(|v| (v & !RCTL_FILTERS) | bits);
+        filters.rctl = (filters.rctl & !RCTL_FILTERS) | bits;
+        self.wr(RCTL, filters.rctl);
     }
 
     /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
@@ -782,7 +862,10 @@ impl Nic {
         let (old_rx, old_split) = (self.rx_ring_size.load(Relaxed), self.split.load(Relaxed));
         for (q, ring) in self.queues.iter().zip(rings.iter_mut()) {
             // The old ring, empty since `stop` or never used, is freed
-            // outside the lock.
+            // outside the lock. No queue uses it: `stop` waited for every
+            // queue to stop (or reset the device), and a device that is
+            // down had its queues stopped by the last `stop`, or never
+            // started them.
             core::mem::swap(&mut *q.tx.lock(), ring);
         }
         drop(rings);
@@ -812,6 +895,27 @@ impl Nic {
     }
 }
 
+impl hw::Regs for Nic {
+    fn rd(&self, reg: usize) -> u32 {
+        Nic::rd(self, reg)
+    }
+
+    fn wr(&self, reg: usize, val: u32) {
+        Nic::wr(self, reg, val);
+    }
+
+    fn sleep_us(&self, us: u32) {
+        fsleep(Delta::from_micros(i64::from(us)));
+    }
+}
+
+/// A receive queue's programming, from its ring.
+struct RxSetup {
+    ring: hw::Ring,
+    srrctl: u32,
+    head_tail: (u32, u32),
+}
+
 #[vtable]
 impl Operations for Nic {
     fn open(dev: &Device<Self>) -> Result {
@@ -834,12 +938,16 @@ impl Operations for Nic {
         });
         if let Err(e) = prepared.and_then(|()| nic.configure()) {
             // The core does not call `stop` after a failed open: give back
-            // what the pairs before the failure got, with the queues off.
-            nic.quiesce();
+            // what the pairs before the failure got, once the queues are
+            // off.
+            let stopped = nic.quiesce();
             for q in nic.active() {
-                drop(q.take_rx());
-                q.tx.lock().reset(nic.bound());
+                drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
+                if let Some(off) = stopped.tx(q.idx) {
+                    q.reset_tx(nic.bound(), off);
+                }
             }
+            hw::release_control(nic);
             return Err(e);
         }
         for q in nic.active() {
@@ -883,12 +991,14 @@ impl Operations for Nic {
                 q.napi.remove_locked();
             }
         }
-        nic.quiesce();
+        let stopped = nic.quiesce();
         for q in nic.active() {
-            // The device no longer reads or writes the buffers; the pools
-            // go outside the lock.
-            drop(q.take_rx());
-            q.tx.lock().reset(nic.bound());
+            // The device no longer reads or writes the buffers (`stopped`
+            // says so); the pools go outside the lock.
+            drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
+            if let Some(off) = stopped.tx(q.idx) {
+                q.reset_tx(nic.bound(), off);
+            }
             // SAFETY: the queue is stopped and its NAPI disabled.
             unsafe { dev.tx_reset(q.txq()) };
         }
@@ -1295,20 +1405,38 @@ impl QueueMgmt for Nic {
     fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
-        nic.wr(rxq(q.idx) + Q_DCTL, 0);
+        // NAPI first: no tail write races with the stop.
         // SAFETY: the core holds the instance lock around queue ops.
         unsafe { q.napi.disable_locked() };
-        let ring = q.take_rx();
-        if let Some(r) = &ring {
-            // SAFETY: the queue's NAPI is disabled just above. The ring is
-            // freed after the queue restarts, with the NAPI running.
-            unsafe { r.detach_napi() };
+        // Unlike the C igb, which resets the whole device, one queue stops
+        // here while the others run: the ring may go only once the queue's
+        // ENABLE bit reads 0 (the device can finish a descriptor fetch or
+        // a write-back after the bit is cleared). If it never does, the
+        // restart is refused and the queue keeps its ring: the core then
+        // leaves the queue as it was.
+        let ring = match hw::rx_stop(nic, q.idx) {
+            Ok(off) => q.take_rx(off).ok_or(EINVAL),
+            Err(hw::Stuck) => {
+                dev_err!(nic.pdev, "receive queue {} did not stop\n", q.idx);
+                nic.wr(rxq(q.idx) + Q_DCTL, RXDCTL_VALUE);
+                Err(EBUSY)
+            }
+        };
+        match ring {
+            Ok(r) => {
+                // SAFETY: the queue's NAPI is disabled just above. The ring
+                // is freed after the queue restarts, with the NAPI running.
+                unsafe { r.detach_napi() };
+                Ok(r)
+            }
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { q.napi.enable_locked() };
+                // What came while NAPI was off, as in `rx_start`.
+                q.napi.schedule();
+                Err(e)
+            }
         }
-        ring.ok_or_else(|| {
-            // SAFETY: as above.
-            unsafe { q.napi.enable_locked() };
-            EINVAL
-        })
     }
 
     fn rx_start(dev: &Device<Self>, mut ring: RxRing, idx: u32) -> Result<(), (Error, RxRing)> {
@@ -1317,8 +1445,20 @@ impl QueueMgmt for Nic {
             Ok(q) => q,
             Err(e) => return Err((e, ring)),
         };
-        if let Err(e) = nic.start_rx_ring(q.idx, &mut ring) {
-            return Err((e, ring));
+        // The queue is off (`rx_stop`); `start_rx` programs it while it is,
+        // enables it, waits until it runs, and only then gives it the
+        // descriptors.
+        let setup = match nic.rx_setup(&mut ring) {
+            Ok(setup) => setup,
+            Err(e) => return Err((e, ring)),
+        };
+        if let Err(e) = nic.start_rx(q.idx, setup) {
+            if e == hw::StartError::Stuck {
+                // The queue may use the ring: it goes back to the core
+                // only once the device is reset.
+                let _ = nic.stuck_reset();
+            }
+            return Err((e.into(), ring));
         }
         // SAFETY: the queue's NAPI is disabled (`rx_stop`) until just
         // below, and polls this ring alone; `rx_stop` detaches the ring
@@ -1463,26 +1603,59 @@ fn request_irq<'bound, H: irq::Handler + 'static>(
     })
 }
 
-/// Stops the device: no interrupts, no DMA. Resets it, reads its MAC
-/// address, and leaves every interrupt masked.
-fn reset(bar: &pci::Bar<'_, BAR0_SIZE>) -> [u8; 6] {
-    bar.write32(!0, EIMC);
-    bar.write32(!0, IMC);
-    bar.write32(0, RCTL);
-    bar.write32(TCTL_PSP, TCTL);
-    bar.write32(bar.read32(CTRL) | CTRL_RST, CTRL);
-    fsleep(Delta::from_millis(1));
-    bar.write32(!0, EIMC);
-    bar.write32(!0, IMC);
-    let _ = bar.read32(ICR);
-    // Nothing but our address in the filters.
-    for i in 0..128 {
-        let _ = bar.try_write32(0, MTA + 4 * i);
-        let _ = bar.try_write32(0, VFTA + 4 * i);
+impl hw::Regs for pci::Bar<'_, BAR0_SIZE> {
+    fn rd(&self, reg: usize) -> u32 {
+        self.try_read32(reg).unwrap_or(!0)
     }
-    let lo = bar.read32(RAL0).to_le_bytes();
-    let hi = bar.read32(RAH0).to_le_bytes();
-    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]]
+
+    fn wr(&self, reg: usize, val: u32) {
+        let _ = self.try_write32(val, reg);
+    }
+
+    fn sleep_us(&self, us: u32) {
+        fsleep(Delta::from_micros(i64::from(us)));
+    }
+}
+
+/// Stops the device: no interrupts, no DMA. Resets it and leaves every
+/// interrupt masked and nothing in the filters.
+fn reset(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) {
+    let (_, waits) = hw::reset(bar);
+    if !waits.master {
+        dev_err!(pdev, "DMA requests still pending at reset\n");
+    }
+    // QEMU's model sets neither.
+    dev_dbg!(
+        pdev,
+        "reset: NVM auto-read {}, configuration {}\n",
+        if waits.auto_rd { "done" } else { "timed out" },
+        if waits.cfg_done { "done" } else { "timed out" }
+    );
+    // Nothing but our address in the filters.
+    for i in 0..MTA_REGS {
+        hw::Regs::wr(bar, MTA + 4 * i, 0);
+        hw::Regs::wr(bar, VFTA + 4 * i, 0);
+    }
+}
+
+/// The device's MAC address: the NVM's alternate one for this port if it
+/// has one (put in RAR0, as the permanent address), else what the device
+/// loaded into RAR0. Refused, as in C, when the NVM checksum is wrong or
+/// the address is not a valid unicast one.
+fn mac_address(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> Result<[u8; 6]> {
+    if !hw::nvm_checksum_ok(bar)? {
+        dev_err!(pdev, "the NVM checksum is not valid\n");
+        return Err(EIO);
+    }
+    if let Some(alt) = hw::alt_mac(bar)? {
+        hw::set_rar0(bar, &alt);
+    }
+    let mac = hw::rar0(bar);
+    if !hw::is_valid_ether_addr(&mac) {
+        dev_err!(pdev, "invalid MAC address {:02x?}\n", mac);
+        return Err(EIO);
+    }
+    Ok(mac)
 }
 
 /// Whether the device has five-tuple queue filters: FTQF keeps what is
@@ -1517,7 +1690,12 @@ impl pci::Driver for IgbRs {
                 pdev.dma_set_max_seg_size(u32::MAX);
             }
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
-            let mac = reset(&bar);
+            reset(pdev, &bar);
+            let mac = mac_address(pdev, &bar)?;
+            if let Ok(id1) = hw::phy_read(&bar, PHY_ADDR, PHY_ID1) {
+                let id2 = hw::phy_read(&bar, PHY_ADDR, PHY_ID2).unwrap_or(0);
+                dev_dbg!(pdev, "PHY id {:04x}:{:04x}\n", id1, id2);
+            }
             let filters = has_tuple_filters(&bar);
             let bar = bar.into_devres()?;
             // CAST: 4.
@@ -1579,10 +1757,12 @@ impl pci::Driver for IgbRs {
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        // Stop DMA before the rings go with the network device.
+        // Stop DMA before the rings go with the network device, and give
+        // the device back to the firmware (a reset keeps DRV_LOAD).
         let nic = this.netdev.device().data();
         if let Ok(bar) = nic.bar.access(pdev.as_ref()) {
-            let _ = reset(bar);
+            reset(pdev, bar);
+            hw::release_control(bar);
         }
     }
 }

@@ -11,8 +11,16 @@ pub(crate) const BAR0_SIZE: usize = 0x20000;
 
 pub(crate) const CTRL: usize = 0x0000;
 pub(crate) const STATUS: usize = 0x0008;
+/// EEPROM/flash control: NVM present, and the auto-read after reset done.
+pub(crate) const EECD: usize = 0x0010;
+/// EEPROM read: one NVM word through the device.
+pub(crate) const EERD: usize = 0x0014;
 pub(crate) const CTRL_EXT: usize = 0x0018;
 pub(crate) const MDIC: usize = 0x0020;
+/// Manageability EEPROM control: the configuration cycle of each port done.
+pub(crate) const EEMNGCTL: usize = 0x1010;
+/// PCIe control: completion timeout.
+pub(crate) const GCR: usize = 0x5b00;
 pub(crate) const ICR: usize = 0x00c0;
 pub(crate) const IMS: usize = 0x00d0;
 pub(crate) const IMC: usize = 0x00d8;
@@ -43,6 +51,8 @@ pub(crate) const XONTXC: usize = 0x404c;
 pub(crate) const XOFFRXC: usize = 0x4050;
 pub(crate) const XOFFTXC: usize = 0x4054;
 pub(crate) const RLPML: usize = 0x5004;
+/// Receive filter control.
+pub(crate) const RFCTL: usize = 0x5008;
 pub(crate) const MTA: usize = 0x5200;
 pub(crate) const MTA_REGS: usize = 128;
 pub(crate) const RAL0: usize = 0x5400;
@@ -118,18 +128,66 @@ pub(crate) const Q_DCTL: usize = 0x28;
 /// SRRCTL.DROP_EN), cleared when read.
 pub(crate) const Q_DPC: usize = 0x30;
 
+/// CTRL: the device issues no new DMA (master) requests.
+pub(crate) const CTRL_GIO_MASTER_DISABLE: u32 = 1 << 2;
 pub(crate) const CTRL_SLU: u32 = 1 << 6;
 pub(crate) const CTRL_RST: u32 = 1 << 26;
 /// CTRL: honour received pause frames; send them.
 pub(crate) const CTRL_RFCE: u32 = 1 << 27;
 pub(crate) const CTRL_TFCE: u32 = 1 << 28;
 pub(crate) const STATUS_LU: u32 = 1 << 1;
+/// STATUS: the PCI function, i.e. the port of a multi-port card, bits 3:2.
+pub(crate) const STATUS_FUNC_SHIFT: u32 = 2;
+pub(crate) const STATUS_FUNC_MASK: u32 = 3 << STATUS_FUNC_SHIFT;
+/// STATUS: DMA (master) requests are still pending; reads 0 some time
+/// after CTRL.GIO_MASTER_DISABLE is set.
+pub(crate) const STATUS_GIO_MASTER_ENABLE: u32 = 1 << 19;
+/// CTRL_EXT: a driver runs the device (manageability firmware backs off).
 pub(crate) const CTRL_EXT_DRV_LOAD: u32 = 1 << 28;
 
-/// MDIC: write 0x1340 (autoneg on, restart, full duplex, 1000) to the
-/// PHY's (address 1) control register.
-pub(crate) const MDIC_RESTART_AUTONEG: u32 = (1 << 26) | (1 << 21) | 0x1340;
+/// EECD: an NVM is present; the device loaded its words after reset.
+pub(crate) const EECD_PRES: u32 = 1 << 8;
+pub(crate) const EECD_AUTO_RD: u32 = 1 << 9;
+/// EEMNGCTL: the configuration cycle of port 0 is done; port `n` at
+/// `<< n`.
+pub(crate) const EEMNGCTL_CFG_DONE_PORT_0: u32 = 1 << 18;
+/// EERD: start, done, word address (bits 15:2), data (bits 31:16).
+pub(crate) const EERD_START: u32 = 1 << 0;
+pub(crate) const EERD_DONE: u32 = 1 << 1;
+pub(crate) const EERD_ADDR_SHIFT: u32 = 2;
+pub(crate) const EERD_DATA_SHIFT: u32 = 16;
+/// NVM words: the MAC address (0 to 2), the pointer to the alternate MAC
+/// addresses (three words per port), the checksum word; words 0 to the
+/// checksum's add up to `NVM_SUM`.
+pub(crate) const NVM_ALT_MAC_PTR: u16 = 0x37;
+pub(crate) const NVM_CHECKSUM_WORD: u16 = 0x3f;
+pub(crate) const NVM_SUM: u16 = 0xbaba;
+
+/// GCR: the completion timeout range (0: the default, 50 µs to 50 ms,
+/// below what PCIe recommends), 10 ms to 200 ms, resending on timeout,
+/// and capability version 2 (the timeout is then in PCIe configuration
+/// space, DEVCTL2).
+pub(crate) const GCR_CMPL_TMOUT_MASK: u32 = 0xf000;
+pub(crate) const GCR_CMPL_TMOUT_10MS: u32 = 0x1000;
+pub(crate) const GCR_CMPL_TMOUT_RESEND: u32 = 1 << 16;
+pub(crate) const GCR_CAP_VER2: u32 = 1 << 18;
+
 pub(crate) const MDIC_READY: u32 = 1 << 28;
+/// MDIC: data (bits 15:0), PHY register (20:16), PHY address (25:21),
+/// write and read opcodes, error.
+pub(crate) const MDIC_REG_SHIFT: u32 = 16;
+pub(crate) const MDIC_PHY_SHIFT: u32 = 21;
+pub(crate) const MDIC_OP_WRITE: u32 = 1 << 26;
+pub(crate) const MDIC_OP_READ: u32 = 1 << 27;
+pub(crate) const MDIC_ERROR: u32 = 1 << 30;
+/// The internal PHY's address, its control register and identifier
+/// registers.
+pub(crate) const PHY_ADDR: u32 = 1;
+pub(crate) const PHY_BMCR: u32 = 0;
+pub(crate) const PHY_ID1: u32 = 2;
+pub(crate) const PHY_ID2: u32 = 3;
+/// BMCR: autonegotiation on and restarted, full duplex, 1000 Mb/s.
+pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x1340;
 
 pub(crate) const RCTL_EN: u32 = 1 << 1;
 pub(crate) const RCTL_UPE: u32 = 1 << 3;
@@ -156,7 +214,18 @@ pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
 /// length 0). Every TCP payload byte lands in a packet buffer, whatever
 /// the frame's size.
 pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT: u32 = 0x0400_0000;
+/// SRRCTL: drop a frame for this queue when it has no descriptor, rather
+/// than hold it in the packet buffer shared by all queues.
+pub(crate) const SRRCTL_DROP_EN: u32 = 1 << 31;
 
+/// RFCTL: do not parse IPv6 extension headers (82576 errata: the parser
+/// can hang on some of them).
+pub(crate) const RFCTL_IPV6_EX_DIS: u32 = 1 << 16;
+
+/// RXDCTL / TXDCTL: the queue's enable bit. Once cleared it keeps reading
+/// 1 until the queue's DMA is done; once set it reads 1 when the queue
+/// runs.
+pub(crate) const DCTL_ENABLE: u32 = 1 << 25;
 /// RXDCTL / TXDCTL: queue enable, and the C driver's thresholds.
 pub(crate) const RXDCTL_VALUE: u32 = 0x0201_0808;
 pub(crate) const TXDCTL_VALUE: u32 = 0x0201_0108;

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Register access, and the control-path procedures of the 82576 on it:
+//! device reset, queue start and stop, NVM and PHY reads.
+//!
+//! The procedures are generic over [`Regs`], which the driver implements
+//! on its BAR and the KUnit suite `igb_rs_hw_model` on a strict model of
+//! the device (`model.rs`): a model that, unlike QEMU's, takes time to stop
+//! a queue, to finish its DMA requests and to load its NVM. Each use is
+//! monomorphised; nothing here is on the per-packet path, which writes the
+//! BAR directly.
+//!
+//! The waits are those of the C driver (`e1000_82575.c` reset,
+//! `e1000_mac.c` master disable, `e1000_nvm.c` EERD, `e1000_phy.c` MDIC)
+//! and, for the queue enable bits, of the datasheet's queue enable and
+//! disable sequences, which the C igb skips because it resets the whole
+//! device where this driver restarts one queue.
+//!
+//! C header: [`drivers/net/ethernet/intel/igb/e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
+
+use crate::regs::*;
+use kernel::prelude::*;
+
+/// A register window of an 82576.
+pub(crate) trait Regs {
+    /// Reads register `reg`.
+    fn rd(&self, reg: usize) -> u32;
+
+    /// Writes `val` to register `reg`.
+    fn wr(&self, reg: usize, val: u32);
+
+    /// Waits at least `us` microseconds, sleeping: process context, no
+    /// spinlock held.
+    fn sleep_us(&self, us: u32);
+}
+
+/// Queues with registers (`rxq`, `txq`): a device reset stops them all.
+pub(crate) const HW_QUEUES: usize = 16;
+
+// TIMEOUT: a queue's ENABLE bit follows a write once the queue's pending
+// descriptor fetches and write-backs are done, a few µs on silicon, at once
+// in QEMU; 200 polls 50 µs apart give it 10 ms, as ixgbe gives the same
+// bit. QEMU answers the first read, so a restart waits for nothing there.
+const QUEUE_POLLS: u32 = 200;
+const QUEUE_POLL_US: u32 = 50;
+// TIMEOUT: DMA requests in flight after CTRL.GIO_MASTER_DISABLE, 800 polls
+// 100 µs apart (MASTER_DISABLE_TIMEOUT in C).
+const MASTER_POLLS: u32 = 800;
+const MASTER_POLL_US: u32 = 100;
+/// What the receive and transmit units finish before CTRL.RST, as in C.
+const RESET_SETTLE_US: u32 = 10_000;
+// TIMEOUT: the NVM auto-read after reset, 10 polls 1 ms apart
+// (AUTO_READ_DONE_TIMEOUT in C). QEMU never sets AUTO_RD: the wait runs
+// out and the reset goes on, as in C.
+const AUTO_RD_POLLS: u32 = 10;
+// TIMEOUT: the manageability configuration cycle, 100 polls 1 ms apart
+// (PHY_CFG_TIMEOUT in C). QEMU never sets CFG_DONE either.
+const CFG_DONE_POLLS: u32 = 100;
+const MS: u32 = 1000;
+// TIMEOUT: one NVM word through EERD, 2000 polls 5 µs apart (C polls
+// longer, 500 ms; a word takes microseconds).
+const NVM_POLLS: u32 = 2000;
+const NVM_POLL_US: u32 = 5;
+// TIMEOUT: one MDIC transaction, 1920 polls 50 µs apart (3 *
+// E1000_GEN_POLL_TIMEOUT in C).
+const MDIC_POLLS: u32 = 1920;
+const MDIC_POLL_US: u32 = 50;
+
+/// Reads `reg` until `done` says yes of its value, `polls` more times
+/// `step_us` apart after the first read. The last value read, as `Ok` if
+/// `done` took it.
+fn poll<R: Regs>(
+    r: &R,
+    reg: usize,
+    polls: u32,
+    step_us: u32,
+    done: impl Fn(u32) -> bool,
+) -> Result<u32, u32> {
+    let mut v = r.rd(reg);
+    for _ in 0..polls {
+        if done(v) {
+            return Ok(v);
+        }
+        r.sleep_us(step_us);
+        v = r.rd(reg);
+    }
+    if done(v) {
+        Ok(v)
+    } else {
+        Err(v)
+    }
+}
+
+/// A queue's ENABLE bit did not read 0 in time: it may still read
+/// descriptors and write buffers of the ring it was given.
+#[derive(Debug)]
+pub(crate) struct Stuck;
+
+/// Receive queue `.0` does no DMA: its ENABLE bit read 0 after it was
+/// cleared, or the device was reset since. Its ring may be freed or handed
+/// back.
+#[must_use = "the proof that a ring may go"]
+pub(crate) struct RxOff(usize);
+
+/// Transmit queue `.0` does no DMA (as [`RxOff`]).
+#[must_use = "the proof that a ring may go"]
+pub(crate) struct TxOff(usize);
+
+impl RxOff {
+    pub(crate) fn queue(&self) -> usize {
+        self.0
+    }
+}
+
+impl TxOff {
+    pub(crate) fn queue(&self) -> usize {
+        self.0
+    }
+}
+
+#[cfg(CONFIG_KUNIT = "y")]
+impl RxOff {
+    /// What the driver believed before it waited for ENABLE to read 0:
+    /// for the model's tests of a procedure without the wait.
+    pub(crate) fn assume(q: usize) -> Self {
+        Self(q)
+    }
+}
+
+#[cfg(CONFIG_KUNIT = "y")]
+impl TxOff {
+    /// As [`RxOff::assume`].
+    pub(crate) fn assume(q: usize) -> Self {
+        Self(q)
+    }
+}
+
+/// Queues below `queues` do no DMA: each read its ENABLE bit 0, or the
+/// device was reset, which makes it forget every ring. (Silicon's reset
+/// value of RXDCTL0 and TXDCTL0 has ENABLE set, with no ring: no DMA.)
+pub(crate) struct Stopped {
+    queues: usize,
+    by_reset: bool,
+}
+
+impl Stopped {
+    /// Receive queue `q` does no DMA, if it is one of the queues stopped.
+    pub(crate) fn rx(&self, q: usize) -> Option<RxOff> {
+        (q < self.queues).then_some(RxOff(q))
+    }
+
+    /// Transmit queue `q` does no DMA, if it is one of the queues stopped.
+    pub(crate) fn tx(&self, q: usize) -> Option<TxOff> {
+        (q < self.queues).then_some(TxOff(q))
+    }
+
+    /// Some queue did not stop, so the device was reset: everything it
+    /// was programmed with is gone.
+    pub(crate) fn by_reset(&self) -> bool {
+        self.by_reset
+    }
+}
+
+/// The waits of a reset that ended before the time allowed: DMA requests
+/// drained, NVM loaded, manageability configuration done. Only the first
+/// matters for DMA; QEMU does neither of the others.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ResetWaits {
+    pub(crate) master: bool,
+    pub(crate) auto_rd: bool,
+    pub(crate) cfg_done: bool,
+}
+
+/// The port (PCI function) of the device on its card.
+fn port<R: Regs>(r: &R) -> u32 {
+    (r.rd(STATUS) & STATUS_FUNC_MASK) >> STATUS_FUNC_SHIFT
+}
+
+/// Raises the PCIe completion timeout from its default (50 µs to 50 ms) to
+/// 10 ms to 200 ms, if nothing set it, and turns off resending on timeout.
+/// With capability version 2 the range is in configuration space (DEVCTL2)
+/// and stays as the firmware set it.
+fn set_completion_timeout<R: Regs>(r: &R) {
+    let mut gcr = r.rd(GCR);
+    if gcr & (GCR_CMPL_TMOUT_MASK | GCR_CAP_VER2) == 0 {
+        gcr |= GCR_CMPL_TMOUT_10MS;
+    }
+    r.wr(GCR, gcr & !GCR_CMPL_TMOUT_RESEND);
+}
+
+/// Resets the device: no interrupts, no DMA, every register at its reset
+/// value, the NVM loaded (MAC address in RAR0). Process context.
+///
+/// DMA requests in flight when CTRL.RST hits can hang the PCIe link, so
+/// new ones are blocked first and the pending ones drained
+/// (STATUS.GIO_MASTER_ENABLE reads 0); the receive and transmit units are
+/// stopped and given 10 ms. After CTRL.RST the device reloads its NVM
+/// (EECD.AUTO_RD) and its manageability configuration (EEMNGCTL.CFG_DONE);
+/// RAL/RAH hold the address only once the first is done. None of the
+/// waits failing stops the reset (C does the same: a device without NVM
+/// never sets AUTO_RD, nor does QEMU's).
+pub(crate) fn reset<R: Regs>(r: &R) -> (Stopped, ResetWaits) {
+    r.wr(CTRL, r.rd(CTRL) | CTRL_GIO_MASTER_DISABLE);
+    let master = poll(r, STATUS, MASTER_POLLS, MASTER_POLL_US, |v| {
+        v & STATUS_GIO_MASTER_ENABLE == 0
+    })
+    .is_ok();
+    set_completion_timeout(r);
+    r.wr(EIMC, !0);
+    r.wr(IMC, !0);
+    r.wr(RCTL, 0);
+    r.wr(TCTL, TCTL_PSP);
+    // Posted writes: the read flushes them before the wait.
+    let _ = r.rd(STATUS);
+    r.sleep_us(RESET_SETTLE_US);
+    r.wr(CTRL, r.rd(CTRL) | CTRL_RST);
+    let auto_rd = poll(r, EECD, AUTO_RD_POLLS, MS, |v| v & EECD_AUTO_RD != 0).is_ok();
+    let done = EEMNGCTL_CFG_DONE_PORT_0 << port(r);
+    let cfg_done = poll(r, EEMNGCTL, CFG_DONE_POLLS, MS, |v| v & done != 0).is_ok();
+    r.wr(EIMC, !0);
+    r.wr(IMC, !0);
+    let _ = r.rd(ICR);
+    (
+        Stopped {
+            queues: HW_QUEUES,
+            by_reset: true,
+        },
+        ResetWaits {
+            master,
+            auto_rd,
+            cfg_done,
+        },
+    )
+}
+
+/// Waits until the ENABLE bit of the queue control register `dctl` reads
+/// 0. A device gone from the bus reads all ones and does no DMA either.
+fn wait_disabled<R: Regs>(r: &R, dctl: usize) -> Result<(), Stuck> {
+    poll(r, dctl, QUEUE_POLLS, QUEUE_POLL_US, |v| {
+        v & DCTL_ENABLE == 0 || v == !0
+    })
+    .map(|_| ())
+    .map_err(|_| Stuck)
+}
+
+fn wait_enabled<R: Regs>(r: &R, dctl: usize) -> bool {
+    poll(r, dctl, QUEUE_POLLS, QUEUE_POLL_US, |v| {
+        v & DCTL_ENABLE != 0
+    })
+    .is_ok()
+}
+
+/// Stops receive queue `q`: clears its ENABLE bit and waits until it reads
+/// 0, after which the queue fetches no descriptor and writes no buffer.
+/// On [`Stuck`] the ring must stay where it is (or the device be reset).
+pub(crate) fn rx_stop<R: Regs>(r: &R, q: usize) -> Result<RxOff, Stuck> {
+    r.wr(rxq(q) + Q_DCTL, 0);
+    wait_disabled(r, rxq(q) + Q_DCTL)?;
+    Ok(RxOff(q))
+}
+
+/// Stops transmit queue `q` (as [`rx_stop`]); what it had not sent is
+/// dropped.
+pub(crate) fn tx_stop<R: Regs>(r: &R, q: usize) -> Result<TxOff, Stuck> {
+    r.wr(txq(q) + Q_DCTL, 0);
+    wait_disabled(r, txq(q) + Q_DCTL)?;
+    Ok(TxOff(q))
+}
+
+/// Stops queues `0..n`, receive and transmit, waiting for each; if one
+/// does not stop, resets the device. The receive and transmit units should
+/// be off (RCTL.EN, TCTL.EN) first, so that no queue gets more to do.
+pub(crate) fn stop_queues<R: Regs>(r: &R, n: usize) -> Stopped {
+    // Clear every bit first, then wait: the queues drain together.
+    for q in 0..n {
+        r.wr(rxq(q) + Q_DCTL, 0);
+        r.wr(txq(q) + Q_DCTL, 0);
+    }
+    let off = (0..n).all(|q| {
+        wait_disabled(r, rxq(q) + Q_DCTL).is_ok() && wait_disabled(r, txq(q) + Q_DCTL).is_ok()
+    });
+    if off {
+        Stopped {
+            queues: n,
+            by_reset: false,
+        }
+    } else {
+        reset(r).0
+    }
+}
+
+/// Where a ring is: its DMA address and length in bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Ring {
+    pub(crate) dma: u64,
+    pub(crate) bytes: u32,
+}
+
+/// Why a queue did not start.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum StartError {
+    /// ENABLE did not read 1 in time; the queue was stopped again and does
+    /// not use the ring.
+    TimedOut,
+    /// The queue did not stop, before or after: it may use a ring (the new
+    /// one or an old one), so none may go before a device reset.
+    Stuck,
+}
+
+impl From<StartError> for Error {
+    fn from(e: StartError) -> Error {
+        match e {
+            StartError::TimedOut => ETIMEDOUT,
+            StartError::Stuck => EIO,
+        }
+    }
+}
+
+/// Waits for the queue whose control register is `dctl` to run after its
+/// ENABLE bit was set; if it does not, stops it again.
+fn wait_started<R: Regs>(r: &R, dctl: usize) -> Result<(), StartError> {
+    if wait_enabled(r, dctl) {
+        return Ok(());
+    }
+    r.wr(dctl, 0);
+    match wait_disabled(r, dctl) {
+        Ok(()) => Err(StartError::TimedOut),
+        Err(Stuck) => Err(StartError::Stuck),
+    }
+}
+
+/// SRRCTL for receive buffers of `buf_size` bytes (a multiple of 1 KiB),
+/// 256-byte header buffers with header split, and whether a frame for the
+/// queue is dropped when it has no descriptor (`drop_en`).
+pub(crate) fn srrctl(buf_size: u32, split: bool, drop_en: bool) -> u32 {
+    let desctype = if split {
+        SRRCTL_DESCTYPE_HDR_SPLIT
+    } else {
+        SRRCTL_DESCTYPE_ADV_ONEBUF
+    };
+    let drop = if drop_en { SRRCTL_DROP_EN } else { 0 };
+    desctype | drop | SRRCTL_BSIZEHDR_256 | (buf_size >> SRRCTL_BSIZEPKT_SHIFT)
+}
+
+/// Starts receive queue `q` on `ring`, described by `srrctl`, with the
+/// device's head at `head` and the descriptors up to `tail` armed.
+///
+/// The 82576 takes a ring's address, length, buffer layout and head only
+/// while the queue is off (ENABLE reads 0), and a tail only once it runs
+/// (ENABLE reads 1): so stop, program, enable, wait, then give the
+/// descriptors. The tail is set to the head while the queue is off, so that
+/// it starts with nothing to fetch.
+pub(crate) fn rx_start<R: Regs>(
+    r: &R,
+    q: usize,
+    ring: Ring,
+    srrctl: u32,
+    (head, tail): (u32, u32),
+) -> Result<(), StartError> {
+    let rq = rxq(q);
+    // Off, with a ring or not: whatever ring it had is the caller's, who
+    // stopped the queue before (this proof is for registers, not rings).
+    let _: RxOff = rx_stop(r, q).map_err(|Stuck| StartError::Stuck)?;
+    // CAST: the halves of a 64-bit address.
+    r.wr(rq + Q_BAL, ring.dma as u32);
+    r.wr(rq + Q_BAH, (ring.dma >> 32) as u32);
+    r.wr(rq + Q_LEN, ring.bytes);
+    r.wr(rq + Q_SRRCTL, srrctl);
+    r.wr(rq + Q_HEAD, head);
+    r.wr(rq + Q_TAIL, head);
+    r.wr(rq + Q_DCTL, RXDCTL_VALUE);
+    wait_started(r, rq + Q_DCTL)?;
+    r.wr(rq + Q_TAIL, tail);
+    Ok(())
+}
+
+/// Starts transmit queue `q` on the empty `ring` (head and tail 0), as
+/// [`rx_start`]: programmed while off, then enabled and waited for.
+pub(crate) fn tx_start<R: Regs>(r: &R, q: usize, ring: Ring) -> Result<(), StartError> {
+    let tq = txq(q);
+    let _: TxOff = tx_stop(r, q).map_err(|Stuck| StartError::Stuck)?;
+    // CAST: the halves of a 64-bit address.
+    r.wr(tq + Q_BAL, ring.dma as u32);
+    r.wr(tq + Q_BAH, (ring.dma >> 32) as u32);
+    r.wr(tq + Q_LEN, ring.bytes);
+    r.wr(tq + Q_HEAD, 0);
+    r.wr(tq + Q_TAIL, 0);
+    r.wr(tq + Q_DCTL, TXDCTL_VALUE);
+    wait_started(r, tq + Q_DCTL)
+}
+
+/// Tells the firmware a driver runs the device (CTRL_EXT.DRV_LOAD).
+pub(crate) fn take_control<R: Regs>(r: &R) {
+    r.wr(CTRL_EXT, r.rd(CTRL_EXT) | CTRL_EXT_DRV_LOAD);
+}
+
+/// Gives the device back to the firmware: on remove, and when no driver
+/// runs it. A reset does not clear DRV_LOAD.
+pub(crate) fn release_control<R: Regs>(r: &R) {
+    r.wr(CTRL_EXT, r.rd(CTRL_EXT) & !CTRL_EXT_DRV_LOAD);
+}
+
+/// Turns off the parsing of IPv6 extension headers (82576 errata), keeping
+/// the rest of RFCTL.
+pub(crate) fn rx_errata<R: Regs>(r: &R) {
+    r.wr(RFCTL, r.rd(RFCTL) | RFCTL_IPV6_EX_DIS);
+}
+
+/// Reads NVM word `word` through EERD.
+pub(crate) fn nvm_read<R: Regs>(r: &R, word: u16) -> Result<u16> {
+    r.wr(EERD, (u32::from(word) << EERD_ADDR_SHIFT) | EERD_START);
+    let v = poll(r, EERD, NVM_POLLS, NVM_POLL_US, |v| v & EERD_DONE != 0).map_err(|_| ETIMEDOUT)?;
+    // CAST: the upper half.
+    Ok((v >> EERD_DATA_SHIFT) as u16)
+}
+
+/// Whether the NVM's words up to the checksum word add up to 0xBABA.
+pub(crate) fn nvm_checksum_ok<R: Regs>(r: &R) -> Result<bool> {
+    let mut sum = 0u16;
+    for w in 0..=NVM_CHECKSUM_WORD {
+        sum = sum.wrapping_add(nvm_read(r, w)?);
+    }
+    Ok(sum == NVM_SUM)
+}
+
+/// The alternate MAC address of this port, if the NVM has one (set by
+/// pre-boot software, it takes the place of the permanent one). One with
+/// the multicast bit is ignored, as in C.
+pub(crate) fn alt_mac<R: Regs>(r: &R) -> Result<Option<[u8; 6]>> {
+    let ptr = nvm_read(r, NVM_ALT_MAC_PTR)?;
+    if ptr == 0 || ptr == 0xffff {
+        return Ok(None);
+    }
+    // CAST: a port is 0 to 3.
+    let base = ptr.wrapping_add(3 * port(r) as u16);
+    let mut mac = [0u8; 6];
+    for (i, pair) in mac.chunks_exact_mut(2).enumerate() {
+        // CAST: i < 3.
+        let w = nvm_read(r, base.wrapping_add(i as u16))?.to_le_bytes();
+        pair.copy_from_slice(&w);
+    }
+    Ok((mac[0] & 1 == 0).then_some(mac))
+}
+
+/// Whether `a` can be a device's address: not all zeros, not multicast.
+pub(crate) fn is_valid_ether_addr(a: &[u8; 6]) -> bool {
+    *a != [0; 6] && a[0] & 1 == 0
+}
+
+/// The address in receive address register 0.
+pub(crate) fn rar0<R: Regs>(r: &R) -> [u8; 6] {
+    let lo = r.rd(RAL0).to_le_bytes();
+    let hi = r.rd(RAH0).to_le_bytes();
+    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]]
+}
+
+/// Puts `a` in receive address register 0, valid.
+pub(crate) fn set_rar0<R: Regs>(r: &R, a: &[u8; 6]) {
+    r.wr(RAL0, u32::from_le_bytes([a[0], a[1], a[2], a[3]]));
+    r.wr(RAH0, u32::from(u16::from_le_bytes([a[4], a[5]])) | RAH_AV);
+}
+
+/// Runs MDIC command `cmd` and waits for it; an error the PHY reports
+/// (no PHY at the address) is `EIO`.
+fn mdic<R: Regs>(r: &R, cmd: u32) -> Result<u32> {
+    r.wr(MDIC, cmd);
+    let v =
+        poll(r, MDIC, MDIC_POLLS, MDIC_POLL_US, |v| v & MDIC_READY != 0).map_err(|_| ETIMEDOUT)?;
+    if v & MDIC_ERROR != 0 {
+        return Err(EIO);
+    }
+    Ok(v)
+}
+
+/// Reads register `reg` of the PHY at `phy`.
+pub(crate) fn phy_read<R: Regs>(r: &R, phy: u32, reg: u32) -> Result<u16> {
+    let v = mdic(
+        r,
+        MDIC_OP_READ | (phy << MDIC_PHY_SHIFT) | (reg << MDIC_REG_SHIFT),
+    )?;
+    // CAST: the data bits.
+    Ok(v as u16)
+}
+
+/// Writes `val` to register `reg` of the PHY at `phy`.
+pub(crate) fn phy_write<R: Regs>(r: &R, phy: u32, reg: u32, val: u16) -> Result {
+    mdic(
+        r,
+        MDIC_OP_WRITE | (phy << MDIC_PHY_SHIFT) | (reg << MDIC_REG_SHIFT) | u32::from(val),
+    )?;
+    Ok(())
+}

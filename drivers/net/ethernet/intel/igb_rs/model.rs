@@ -1,0 +1,1116 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A strict model of the 82576's register file, for KUnit.
+//!
+//! QEMU's model forgives what silicon does not: a queue stops the instant
+//! its ENABLE bit is cleared, reset is instant and the NVM loaded with it,
+//! DMA requests never linger. This model takes time for each (model time:
+//! every register access costs 1 µs, [`Regs::sleep_us`] adds its argument),
+//! or never finishes, on request; it keeps the NVM and a PHY register file
+//! behind EERD and MDIC, records every access, and records a [`Rule`]
+//! broken by the access sequence the driver's procedures (`hw.rs`) make.
+//!
+//! C header: [`drivers/net/ethernet/intel/igb/e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
+
+use crate::hw::{
+    Regs,
+    RxOff,
+    TxOff,
+    HW_QUEUES, //
+};
+use crate::regs::*;
+use core::cell::RefCell;
+use kernel::prelude::*;
+
+/// A rule of the 82576 the access sequence broke.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Rule {
+    /// A ring register (base, length, buffer layout, head) written while
+    /// the queue's ENABLE bit reads 1 or the queue is starting: `reg`.
+    RingWhileEnabled(usize),
+    /// A tail (`reg`) moved off the head before the queue's ENABLE read 1.
+    TailBeforeEnabled(usize),
+    /// RAL/RAH read while the NVM auto-read after reset was in progress.
+    RalBeforeAutoRd,
+    /// CTRL.RST while DMA requests were still pending.
+    ResetWithMasterEnabled,
+    /// The ring of receive queue `.0` released while the queue can still
+    /// use it (its ENABLE bit reads 1, or it is starting).
+    RxReleasedWhileEnabled(usize),
+    /// The same for transmit queue `.0`.
+    TxReleasedWhileEnabled(usize),
+    /// CTRL_EXT.DRV_LOAD still set when the driver was done.
+    DrvLoadAfterRemove,
+}
+
+/// A register access: model time, write or read, register, value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    pub(crate) t: u64,
+    pub(crate) write: bool,
+    pub(crate) reg: usize,
+    pub(crate) val: u32,
+}
+
+/// When a delayed event comes: this many µs later, or never.
+#[derive(Clone, Copy)]
+pub(crate) enum After {
+    Us(u64),
+    Never,
+}
+
+impl After {
+    fn at(self, now: u64) -> u64 {
+        match self {
+            After::Us(d) => now.saturating_add(d),
+            After::Never => u64::MAX,
+        }
+    }
+}
+
+/// How MDIC answers.
+#[derive(Clone, Copy)]
+pub(crate) enum Mdic {
+    /// Ready this many µs after the command.
+    Ready(u64),
+    /// Never ready.
+    Busy,
+    /// Ready at once, with ERROR.
+    Error,
+}
+
+/// NVM words the model keeps.
+pub(crate) const NVM_WORDS: usize = 0x100;
+
+/// The device the model is.
+#[derive(Clone)]
+pub(crate) struct Config {
+    /// From clearing a queue's ENABLE bit until it reads 0.
+    pub(crate) queue_off: After,
+    /// From setting it until it reads 1.
+    pub(crate) queue_on: After,
+    /// A receive / transmit queue whose ENABLE bit never reads 0 once set.
+    pub(crate) stuck_rx: Option<usize>,
+    pub(crate) stuck_tx: Option<usize>,
+    /// From CTRL.GIO_MASTER_DISABLE until STATUS.GIO_MASTER_ENABLE reads 0.
+    pub(crate) master_off: After,
+    /// From CTRL.RST until EECD.AUTO_RD (RAL0/RAH0 loaded then); `None`:
+    /// never set, the address loaded with the reset (QEMU).
+    pub(crate) auto_rd: Option<u64>,
+    /// From CTRL.RST until EEMNGCTL.CFG_DONE of port 0.
+    pub(crate) cfg_done: After,
+    pub(crate) mdic: Mdic,
+    /// GCR as the firmware left it.
+    pub(crate) gcr: u32,
+    pub(crate) nvm: [u16; NVM_WORDS],
+    /// PHY 1's registers; any other address answers with MDIC.ERROR.
+    pub(crate) phy: [u16; 32],
+}
+
+/// The address the model's NVM holds.
+pub(crate) const MAC: [u8; 6] = [0x00, 0x1b, 0x21, 0x12, 0x34, 0x56];
+/// The 82576's internal PHY identifier (registers 2 and 3).
+pub(crate) const PHY_ID: (u16, u16) = (0x0154, 0x03b0);
+
+/// An NVM image with `mac` and a good checksum, no alternate address.
+pub(crate) fn nvm_image(mac: &[u8; 6]) -> [u16; NVM_WORDS] {
+    let mut nvm = [0xffffu16; NVM_WORDS];
+    for (i, w) in nvm.iter_mut().take(3).enumerate() {
+        *w = u16::from_le_bytes([mac[2 * i], mac[2 * i + 1]]);
+    }
+    fix_checksum(&mut nvm);
+    nvm
+}
+
+/// Sets the checksum word so that words 0 to it add up to 0xBABA.
+pub(crate) fn fix_checksum(nvm: &mut [u16; NVM_WORDS]) {
+    let c = usize::from(NVM_CHECKSUM_WORD);
+    let sum = nvm.iter().take(c).fold(0u16, |s, w| s.wrapping_add(*w));
+    nvm[c] = NVM_SUM.wrapping_sub(sum);
+}
+
+impl Config {
+    /// Silicon: every wait takes a while, and ends.
+    pub(crate) fn silicon() -> Self {
+        let mut phy = [0u16; 32];
+        phy[0] = 0x1140;
+        phy[2] = PHY_ID.0;
+        phy[3] = PHY_ID.1;
+        Self {
+            queue_off: After::Us(300),
+            queue_on: After::Us(200),
+            stuck_rx: None,
+            stuck_tx: None,
+            master_off: After::Us(2_000),
+            auto_rd: Some(4_000),
+            cfg_done: After::Us(6_000),
+            mdic: Mdic::Ready(30),
+            gcr: 0,
+            nvm: nvm_image(&MAC),
+            phy,
+        }
+    }
+
+    /// QEMU's model: everything at once, no AUTO_RD nor CFG_DONE ever.
+    pub(crate) fn qemu() -> Self {
+        Self {
+            queue_off: After::Us(0),
+            queue_on: After::Us(0),
+            master_off: After::Us(0),
+            auto_rd: None,
+            cfg_done: After::Never,
+            mdic: Mdic::Ready(0),
+            ..Self::silicon()
+        }
+    }
+}
+
+/// A queue's DMA engine.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Engine {
+    Off,
+    On,
+    /// ENABLE set, reads 1 from this time on.
+    Starting(u64),
+    /// ENABLE cleared, reads 1 until this time.
+    Stopping(u64),
+}
+
+#[derive(Clone, Copy)]
+struct Queue {
+    engine: Engine,
+    /// A ring was programmed since the last reset: the engine has an
+    /// address to use.
+    has_ring: bool,
+}
+
+impl Queue {
+    const RESET: Self = Self {
+        engine: Engine::Off,
+        has_ring: false,
+    };
+
+    fn settle(&mut self, now: u64) {
+        self.engine = match self.engine {
+            Engine::Starting(at) if now >= at => Engine::On,
+            Engine::Stopping(at) if now >= at => Engine::Off,
+            e => e,
+        };
+    }
+
+    fn reads_enabled(&self) -> bool {
+        matches!(self.engine, Engine::On | Engine::Stopping(_))
+    }
+
+    /// Whether the engine may fetch descriptors or write buffers of its
+    /// ring.
+    fn may_dma(&self) -> bool {
+        self.engine != Engine::Off && self.has_ring
+    }
+}
+
+struct State {
+    cfg: Config,
+    now: u64,
+    regs: KVVec<u32>,
+    rx: [Queue; HW_QUEUES],
+    tx: [Queue; HW_QUEUES],
+    /// STATUS.GIO_MASTER_ENABLE reads 0 from this time on, while
+    /// CTRL.GIO_MASTER_DISABLE is set.
+    master_off_at: u64,
+    /// The NVM auto-read ends at this time, and loads RAL0/RAH0.
+    auto_rd_at: Option<u64>,
+    cfg_done_at: u64,
+    mdic_ready_at: u64,
+    trace: KVec<Access>,
+    broken: KVec<Rule>,
+}
+
+/// Register index of `reg`.
+fn idx(reg: usize) -> usize {
+    (reg & (BAR0_SIZE - 1)) >> 2
+}
+
+/// The queue (receive or not, number) and offset in its block of `reg`.
+fn queue_reg(reg: usize) -> Option<(bool, usize, usize)> {
+    let (rx, base) = match reg {
+        0xc000..=0xc3ff => (true, 0xc000),
+        0xe000..=0xe3ff => (false, 0xe000),
+        _ => return None,
+    };
+    Some((rx, (reg - base) / 0x40, (reg - base) % 0x40))
+}
+
+impl State {
+    fn get(&self, reg: usize) -> u32 {
+        self.regs.get(idx(reg)).copied().unwrap_or(0)
+    }
+
+    fn set(&mut self, reg: usize, val: u32) {
+        if let Some(r) = self.regs.get_mut(idx(reg)) {
+            *r = val;
+        }
+    }
+
+    fn broke(&mut self, rule: Rule) {
+        let _ = self.broken.push(rule, GFP_KERNEL);
+    }
+
+    fn queue(&mut self, rx: bool, q: usize) -> Option<&mut Queue> {
+        if rx {
+            self.rx.get_mut(q)
+        } else {
+            self.tx.get_mut(q)
+        }
+    }
+
+    /// Lets model time catch up with the delayed events.
+    fn settle(&mut self) {
+        let now = self.now;
+        for q in self.rx.iter_mut() {
+            q.settle(now);
+        }
+        for q in self.tx.iter_mut() {
+            q.settle(now);
+        }
+        if let Some(at) = self.auto_rd_at {
+            if now >= at {
+                self.auto_rd_at = None;
+                self.set(EECD, self.get(EECD) | EECD_AUTO_RD);
+                self.load_mac();
+            }
+        }
+    }
+
+    /// RAL0/RAH0 from NVM words 0 to 2, as the auto-read loads them.
+    fn load_mac(&mut self) {
+        let w = |i: usize| u32::from(self.cfg.nvm[i]);
+        let (lo, hi) = (w(0) | w(1) << 16, w(2) | RAH_AV);
+        self.set(RAL0, lo);
+        self.set(RAH0, hi);
+    }
+
+    fn reset(&mut self) {
+        let keep = [CTRL_EXT, GCR];
+        let kept = keep.map(|r| self.get(r));
+        for r in self.regs.iter_mut() {
+            *r = 0;
+        }
+        for (r, v) in keep.into_iter().zip(kept) {
+            self.set(r, v);
+        }
+        self.set(CTRL, 0x0010_0209);
+        self.set(TCTL, 0xa404_00f8);
+        self.set(EEMNGCTL, 1 << 31);
+        self.set(EECD, EECD_PRES);
+        self.rx = [Queue::RESET; HW_QUEUES];
+        self.tx = [Queue::RESET; HW_QUEUES];
+        // Silicon's reset value: queue 0 enabled, with no ring.
+        self.rx[0].engine = Engine::On;
+        self.tx[0].engine = Engine::On;
+        self.set(rxq(0) + Q_DCTL, RXDCTL_VALUE & !0xffff);
+        self.set(txq(0) + Q_DCTL, DCTL_ENABLE);
+        self.master_off_at = u64::MAX;
+        self.cfg_done_at = self.cfg.cfg_done.at(self.now);
+        match self.cfg.auto_rd {
+            Some(d) => self.auto_rd_at = Some(self.now.saturating_add(d)),
+            None => {
+                self.auto_rd_at = None;
+                self.load_mac();
+            }
+        }
+    }
+
+    fn read(&mut self, reg: usize) -> u32 {
+        let now = self.now;
+        match reg {
+            STATUS => {
+                let ctrl = self.get(CTRL);
+                let pending = ctrl & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
+                let gio = if pending { STATUS_GIO_MASTER_ENABLE } else { 0 };
+                (self.get(STATUS) & !STATUS_GIO_MASTER_ENABLE) | gio
+            }
+            EEMNGCTL if now >= self.cfg_done_at => self.get(EEMNGCTL) | EEMNGCTL_CFG_DONE_PORT_0,
+            MDIC => {
+                let v = self.get(MDIC);
+                match self.cfg.mdic {
+                    Mdic::Ready(_) if now >= self.mdic_ready_at => v | MDIC_READY,
+                    Mdic::Error => v | MDIC_READY | MDIC_ERROR,
+                    _ => v,
+                }
+            }
+            ICR => {
+                let v = self.get(ICR);
+                self.set(ICR, 0);
+                v
+            }
+            0x5400..=0x547f => {
+                if self.auto_rd_at.is_some() {
+                    self.broke(Rule::RalBeforeAutoRd);
+                }
+                self.get(reg)
+            }
+            _ => match queue_reg(reg) {
+                Some((rx, q, Q_DCTL)) => {
+                    let on = self.queue(rx, q).is_some_and(|q| q.reads_enabled());
+                    (self.get(reg) & !DCTL_ENABLE) | if on { DCTL_ENABLE } else { 0 }
+                }
+                _ => self.get(reg),
+            },
+        }
+    }
+
+    fn write(&mut self, reg: usize, val: u32) {
+        let now = self.now;
+        match reg {
+            CTRL => {
+                let old = self.get(CTRL);
+                if val & CTRL_GIO_MASTER_DISABLE != 0 && old & CTRL_GIO_MASTER_DISABLE == 0 {
+                    self.master_off_at = self.cfg.master_off.at(now);
+                }
+                self.set(CTRL, val & !CTRL_RST);
+                if val & CTRL_RST != 0 {
+                    let pending = old & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
+                    // A device whose requests never drain is reset anyway
+                    // (as C does); one whose requests were not blocked, or
+                    // would have drained, was not waited for.
+                    let drains = !matches!(self.cfg.master_off, After::Never);
+                    if pending && drains {
+                        self.broke(Rule::ResetWithMasterEnabled);
+                    }
+                    self.reset();
+                }
+            }
+            EERD => {
+                let v = if val & EERD_START != 0 {
+                    // CAST: 14 address bits.
+                    let addr = ((val >> EERD_ADDR_SHIFT) & 0x3fff) as usize;
+                    let data = self.cfg.nvm.get(addr).copied().unwrap_or(0xffff);
+                    (u32::from(data) << EERD_DATA_SHIFT) | (val & 0xfffc) | EERD_DONE
+                } else {
+                    val
+                };
+                self.set(EERD, v);
+            }
+            MDIC => {
+                let phy = (val >> MDIC_PHY_SHIFT) & 0x1f;
+                // CAST: 5 bits.
+                let r = ((val >> MDIC_REG_SHIFT) & 0x1f) as usize;
+                let mut v = val & !(MDIC_READY | MDIC_ERROR);
+                if phy != PHY_ADDR {
+                    v |= MDIC_ERROR;
+                } else if val & MDIC_OP_READ != 0 {
+                    let data = self.cfg.phy.get(r).copied().unwrap_or(0);
+                    v = (v & !0xffff) | u32::from(data);
+                } else if let Some(p) = self.cfg.phy.get_mut(r) {
+                    // CAST: the data bits.
+                    *p = val as u16;
+                }
+                self.mdic_ready_at = match self.cfg.mdic {
+                    Mdic::Ready(d) => now.saturating_add(d),
+                    _ => u64::MAX,
+                };
+                self.set(MDIC, v);
+            }
+            _ => match queue_reg(reg) {
+                Some((rx, q, off)) => self.queue_write(rx, q, off, reg, val),
+                None => self.set(reg, val),
+            },
+        }
+    }
+
+    fn queue_write(&mut self, rx: bool, q: usize, off: usize, reg: usize, val: u32) {
+        let now = self.now;
+        let stuck = if rx {
+            self.cfg.stuck_rx
+        } else {
+            self.cfg.stuck_tx
+        } == Some(q);
+        let (on, off_delay) = (self.cfg.queue_on, self.cfg.queue_off);
+        let head = self.get(reg - off + Q_HEAD);
+        let Some(queue) = self.queue(rx, q) else {
+            return;
+        };
+        let ring_regs: &[usize] = if rx {
+            &[Q_BAL, Q_BAH, Q_LEN, Q_SRRCTL, Q_HEAD]
+        } else {
+            &[Q_BAL, Q_BAH, Q_LEN, Q_HEAD]
+        };
+        let mut broken = None;
+        if ring_regs.contains(&off) {
+            if queue.engine != Engine::Off {
+                broken = Some(Rule::RingWhileEnabled(reg));
+            }
+            if off == Q_BAL || off == Q_LEN {
+                queue.has_ring = true;
+            }
+        } else if off == Q_TAIL {
+            if val != head && queue.engine != Engine::On {
+                broken = Some(Rule::TailBeforeEnabled(reg));
+            }
+        } else if off == Q_DCTL {
+            let enable = val & DCTL_ENABLE != 0;
+            queue.engine = match (queue.engine, enable) {
+                (Engine::Off, true) => Engine::Starting(on.at(now)),
+                (Engine::Stopping(_), true) => Engine::On,
+                (Engine::On | Engine::Starting(_), false) if stuck => Engine::Stopping(u64::MAX),
+                (Engine::On | Engine::Starting(_), false) => Engine::Stopping(off_delay.at(now)),
+                (e, _) => e,
+            };
+            queue.settle(now);
+        }
+        if let Some(rule) = broken {
+            self.broke(rule);
+        }
+        self.set(reg, val);
+    }
+}
+
+/// The model: a register file behind [`Regs`].
+pub(crate) struct Model(RefCell<State>);
+
+impl Model {
+    /// A device as `cfg` says, just out of a power-on reset.
+    pub(crate) fn new(cfg: Config) -> Result<Self> {
+        let gcr = cfg.gcr;
+        let mut s = State {
+            cfg,
+            now: 0,
+            regs: KVVec::from_elem(0, BAR0_SIZE / 4, GFP_KERNEL)?,
+            rx: [Queue::RESET; HW_QUEUES],
+            tx: [Queue::RESET; HW_QUEUES],
+            master_off_at: u64::MAX,
+            auto_rd_at: None,
+            cfg_done_at: 0,
+            mdic_ready_at: 0,
+            trace: KVec::new(),
+            broken: KVec::new(),
+        };
+        s.set(GCR, gcr);
+        s.reset();
+        // Out of power-on reset long ago: the NVM is loaded, the
+        // configuration done (if the device ever does them).
+        if s.auto_rd_at.take().is_some() {
+            s.set(EECD, EECD_PRES | EECD_AUTO_RD);
+            s.load_mac();
+        }
+        if s.cfg_done_at != u64::MAX {
+            s.cfg_done_at = 0;
+        }
+        Ok(Self(RefCell::new(s)))
+    }
+
+    /// A model of silicon.
+    pub(crate) fn silicon() -> Result<Self> {
+        Self::new(Config::silicon())
+    }
+
+    /// Model time, µs.
+    pub(crate) fn now(&self) -> u64 {
+        self.0.borrow().now
+    }
+
+    /// Whether no rule was broken.
+    pub(crate) fn clean(&self) -> bool {
+        self.0.borrow().broken.is_empty()
+    }
+
+    /// Whether `rule` was broken.
+    pub(crate) fn broke(&self, rule: Rule) -> bool {
+        self.0.borrow().broken.contains(&rule)
+    }
+
+    /// Register `reg` as stored, without an access.
+    pub(crate) fn peek(&self, reg: usize) -> u32 {
+        self.0.borrow().get(reg)
+    }
+
+    /// Puts `val` in register `reg` behind the driver's back (firmware).
+    pub(crate) fn poke(&self, reg: usize, val: u32) {
+        self.0.borrow_mut().set(reg, val);
+    }
+
+    /// The position in the trace of the first access `f` takes, if any.
+    pub(crate) fn find(&self, f: impl Fn(&Access) -> bool) -> Option<usize> {
+        self.0.borrow().trace.iter().position(f)
+    }
+
+    /// Accesses in the trace.
+    pub(crate) fn accesses(&self) -> usize {
+        self.0.borrow().trace.len()
+    }
+
+    /// Access `i` of the trace.
+    pub(crate) fn access(&self, i: usize) -> Option<Access> {
+        self.0.borrow().trace.get(i).copied()
+    }
+
+    /// Starts receive (or transmit) queue `q` on a ring behind the
+    /// driver's back: a queue that runs when the test begins.
+    pub(crate) fn run_queue(&self, rx: bool, q: usize) {
+        let mut s = self.0.borrow_mut();
+        if let Some(queue) = s.queue(rx, q) {
+            *queue = Queue {
+                engine: Engine::On,
+                has_ring: true,
+            };
+        }
+    }
+
+    /// Whether receive (or transmit) queue `q`'s engine runs (reads 1).
+    pub(crate) fn running(&self, rx: bool, q: usize) -> bool {
+        let mut s = self.0.borrow_mut();
+        s.settle();
+        s.queue(rx, q).is_some_and(|q| q.reads_enabled())
+    }
+
+    /// The driver frees or hands back the ring of receive queue
+    /// `off.queue()`, on the strength of `off`: the queue must not be able
+    /// to use it.
+    pub(crate) fn release_rx(&self, off: RxOff) {
+        let mut s = self.0.borrow_mut();
+        s.settle();
+        let q = off.queue();
+        if s.rx.get(q).is_some_and(|q| q.may_dma()) {
+            s.broke(Rule::RxReleasedWhileEnabled(q));
+        }
+    }
+
+    /// The same for transmit queue `off.queue()`.
+    pub(crate) fn release_tx(&self, off: TxOff) {
+        let mut s = self.0.borrow_mut();
+        s.settle();
+        let q = off.queue();
+        if s.tx.get(q).is_some_and(|q| q.may_dma()) {
+            s.broke(Rule::TxReleasedWhileEnabled(q));
+        }
+    }
+
+    /// The driver is done with the device (remove).
+    pub(crate) fn removed(&self) {
+        let mut s = self.0.borrow_mut();
+        if s.get(CTRL_EXT) & CTRL_EXT_DRV_LOAD != 0 {
+            s.broke(Rule::DrvLoadAfterRemove);
+        }
+    }
+
+    fn log(s: &mut State, write: bool, reg: usize, val: u32) {
+        let a = Access {
+            t: s.now,
+            write,
+            reg,
+            val,
+        };
+        let _ = s.trace.push(a, GFP_KERNEL);
+    }
+}
+
+impl Regs for Model {
+    fn rd(&self, reg: usize) -> u32 {
+        let mut s = self.0.borrow_mut();
+        s.now += 1;
+        s.settle();
+        let v = s.read(reg);
+        Self::log(&mut s, false, reg, v);
+        v
+    }
+
+    fn wr(&self, reg: usize, val: u32) {
+        let mut s = self.0.borrow_mut();
+        s.now += 1;
+        s.settle();
+        s.write(reg, val);
+        Self::log(&mut s, true, reg, val);
+    }
+
+    fn sleep_us(&self, us: u32) {
+        let mut s = self.0.borrow_mut();
+        s.now += u64::from(us);
+    }
+}
+
+#[kunit_tests(igb_rs_hw_model)]
+mod tests {
+    use super::*;
+    use crate::hw;
+
+    /// A ring somewhere, of 256 descriptors.
+    const RING: hw::Ring = hw::Ring {
+        dma: 0x1_2345_6000,
+        bytes: 4096,
+    };
+
+    fn model(f: impl FnOnce(&mut Config)) -> Result<Model> {
+        let mut cfg = Config::silicon();
+        f(&mut cfg);
+        Model::new(cfg)
+    }
+
+    /// Where in the trace the first write of `val` to `reg` is.
+    fn write_at(m: &Model, reg: usize, val: u32) -> Option<usize> {
+        m.find(|a| a.write && a.reg == reg && a.val == val)
+    }
+
+    // DMA-safe stop: a ring goes only once its queue's ENABLE reads 0.
+
+    #[test]
+    fn rx_stop_waits_until_enable_reads_0() -> Result {
+        let m = Model::silicon()?;
+        m.run_queue(true, 1);
+        let t0 = m.now();
+        let off = hw::rx_stop(&m, 1).map_err(|_| EIO)?;
+        assert!(m.now() - t0 >= 300);
+        assert!(!m.running(true, 1));
+        // Caught if rx_stop returns without waiting: the ring would go
+        // while the queue still reads 1.
+        m.release_rx(off);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn rx_stop_unwaited_is_caught() -> Result {
+        // The sequence igb_rs had: clear ENABLE, hand the ring back.
+        let m = Model::silicon()?;
+        m.run_queue(true, 1);
+        m.wr(rxq(1) + Q_DCTL, 0);
+        m.release_rx(hw::RxOff::assume(1));
+        assert!(m.broke(Rule::RxReleasedWhileEnabled(1)));
+        Ok(())
+    }
+
+    #[test]
+    fn rx_stop_costs_no_sleep_on_qemu() -> Result {
+        let m = Model::new(Config::qemu())?;
+        m.run_queue(true, 1);
+        let t0 = m.now();
+        let off = hw::rx_stop(&m, 1).map_err(|_| EIO)?;
+        // One write, one read: no poll interval slept.
+        assert_eq!(m.now() - t0, 2);
+        m.release_rx(off);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn rx_stop_reports_a_queue_that_never_stops() -> Result {
+        let m = model(|c| c.stuck_rx = Some(2))?;
+        m.run_queue(true, 2);
+        let t0 = m.now();
+        assert!(hw::rx_stop(&m, 2).is_err());
+        assert!(m.running(true, 2));
+        // Bounded: 200 polls 50 µs apart, and the accesses.
+        let spent = m.now() - t0;
+        assert!((10_000..11_000).contains(&spent));
+        Ok(())
+    }
+
+    #[test]
+    fn tx_stop_waits_until_enable_reads_0() -> Result {
+        let m = Model::silicon()?;
+        m.run_queue(false, 3);
+        let off = hw::tx_stop(&m, 3).map_err(|_| EIO)?;
+        // Caught if tx_stop does not wait.
+        m.release_tx(off);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn tx_stop_unwaited_is_caught() -> Result {
+        let m = Model::silicon()?;
+        m.run_queue(false, 3);
+        m.wr(txq(3) + Q_DCTL, 0);
+        m.release_tx(hw::TxOff::assume(3));
+        assert!(m.broke(Rule::TxReleasedWhileEnabled(3)));
+        Ok(())
+    }
+
+    #[test]
+    fn tx_stop_reports_a_queue_that_never_stops() -> Result {
+        let m = model(|c| c.stuck_tx = Some(0))?;
+        m.run_queue(false, 0);
+        assert!(hw::tx_stop(&m, 0).is_err());
+        assert!(m.running(false, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn stop_queues_waits_for_every_queue() -> Result {
+        let m = Model::silicon()?;
+        for q in 0..4 {
+            m.run_queue(true, q);
+            m.run_queue(false, q);
+        }
+        let stopped = hw::stop_queues(&m, 4);
+        assert!(!stopped.by_reset());
+        for q in 0..4 {
+            m.release_rx(stopped.rx(q).ok_or(EINVAL)?);
+            m.release_tx(stopped.tx(q).ok_or(EINVAL)?);
+        }
+        // Caught if a queue's wait is skipped.
+        assert!(m.clean());
+        // No proof for a queue it did not stop.
+        assert!(stopped.rx(4).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn stop_queues_resets_the_device_for_a_stuck_queue() -> Result {
+        let m = model(|c| c.stuck_tx = Some(2))?;
+        for q in 0..4 {
+            m.run_queue(true, q);
+            m.run_queue(false, q);
+        }
+        let stopped = hw::stop_queues(&m, 4);
+        // The fallback: a reset forgets every ring, so all may go.
+        assert!(stopped.by_reset());
+        assert!(m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_RST != 0)
+            .is_some());
+        for q in 0..4 {
+            m.release_rx(stopped.rx(q).ok_or(EINVAL)?);
+            m.release_tx(stopped.tx(q).ok_or(EINVAL)?);
+        }
+        assert!(m.clean());
+        Ok(())
+    }
+
+    // Queue start: ring registers only while off, the tail only once on.
+
+    #[test]
+    fn rx_start_programs_the_ring_while_the_queue_is_off() -> Result {
+        // Queue 0 comes out of reset enabled (silicon's reset value); a
+        // restarted queue 1 runs on its old ring.
+        let m = Model::silicon()?;
+        m.run_queue(true, 1);
+        for q in [0, 1] {
+            hw::rx_start(&m, q, RING, hw::srrctl(2048, false, true), (0, 255)).map_err(|_| EIO)?;
+            assert!(m.running(true, q));
+        }
+        assert_eq!(m.peek(rxq(1) + Q_LEN), 4096);
+        assert_eq!(m.peek(rxq(1) + Q_TAIL), 255);
+        // Caught if the ring registers are written before ENABLE reads 0.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn rx_start_gives_descriptors_only_once_enabled() -> Result {
+        let m = model(|c| c.queue_on = After::Us(500))?;
+        let t0 = m.now();
+        hw::rx_start(&m, 2, RING, hw::srrctl(2048, true, false), (10, 9)).map_err(|_| EIO)?;
+        assert!(m.now() - t0 >= 500);
+        let tail = write_at(&m, rxq(2) + Q_TAIL, 9).ok_or(EINVAL)?;
+        let on = m
+            .find(|a| !a.write && a.reg == rxq(2) + Q_DCTL && a.val & DCTL_ENABLE != 0)
+            .ok_or(EINVAL)?;
+        // Caught if the tail moves before ENABLE reads 1.
+        assert!(on < tail);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn rx_start_unordered_is_caught() -> Result {
+        // The sequence igb_rs had: on a queue still running its old ring
+        // (1), the ring registers land while it drains; on a queue that
+        // was off (2), the tail lands before ENABLE reads 1.
+        let m = Model::silicon()?;
+        m.run_queue(true, 1);
+        for q in [1, 2] {
+            let rq = rxq(q);
+            m.wr(rq + Q_DCTL, 0);
+            m.wr(rq + Q_BAL, 0x1000);
+            m.wr(rq + Q_LEN, 4096);
+            m.wr(rq + Q_HEAD, 0);
+            m.wr(rq + Q_TAIL, 0);
+            m.wr(rq + Q_DCTL, RXDCTL_VALUE);
+            m.wr(rq + Q_TAIL, 255);
+        }
+        assert!(m.broke(Rule::RingWhileEnabled(rxq(1) + Q_BAL)));
+        assert!(m.broke(Rule::TailBeforeEnabled(rxq(2) + Q_TAIL)));
+        Ok(())
+    }
+
+    #[test]
+    fn rx_start_that_never_runs_leaves_the_queue_off() -> Result {
+        let m = model(|c| c.queue_on = After::Never)?;
+        let r = hw::rx_start(&m, 1, RING, 0, (0, 255));
+        assert!(r == Err(hw::StartError::TimedOut));
+        assert!(!m.running(true, 1));
+        // No descriptors given, and the ring may go back.
+        assert!(write_at(&m, rxq(1) + Q_TAIL, 255).is_none());
+        m.release_rx(hw::rx_stop(&m, 1).map_err(|_| EIO)?);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn rx_start_on_a_stuck_queue_touches_no_ring_register() -> Result {
+        let m = model(|c| c.stuck_rx = Some(1))?;
+        m.run_queue(true, 1);
+        let r = hw::rx_start(&m, 1, RING, 0, (0, 255));
+        assert!(r == Err(hw::StartError::Stuck));
+        assert!(write_at(&m, rxq(1) + Q_BAL, 0x2345_6000).is_none());
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn tx_start_programs_while_off_and_waits() -> Result {
+        // Transmit queue 0 comes out of reset enabled.
+        let m = Model::silicon()?;
+        hw::tx_start(&m, 0, RING).map_err(|_| EIO)?;
+        assert!(m.running(false, 0));
+        assert_eq!(m.peek(txq(0) + Q_BAH), 1);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    // Reset: drain DMA requests first, then wait for the NVM.
+
+    #[test]
+    fn reset_drains_dma_requests_first() -> Result {
+        let m = Model::silicon()?;
+        let (stopped, waits) = hw::reset(&m);
+        assert!(stopped.by_reset());
+        assert!(waits.master && waits.auto_rd && waits.cfg_done);
+        let drained = m
+            .find(|a| !a.write && a.reg == STATUS && a.val & STATUS_GIO_MASTER_ENABLE == 0)
+            .ok_or(EINVAL)?;
+        let rst = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_RST != 0)
+            .ok_or(EINVAL)?;
+        assert!(drained < rst);
+        // Caught if the master disable poll is dropped.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn reset_undrained_is_caught() -> Result {
+        // The reset igb_rs had: no master disable, straight to CTRL.RST.
+        let m = Model::silicon()?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_RST);
+        assert!(m.broke(Rule::ResetWithMasterEnabled));
+        Ok(())
+    }
+
+    #[test]
+    fn reset_goes_on_when_requests_never_drain() -> Result {
+        let m = model(|c| c.master_off = After::Never)?;
+        let t0 = m.now();
+        let (_, waits) = hw::reset(&m);
+        assert!(!waits.master);
+        assert!(m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_RST != 0)
+            .is_some());
+        // 80 ms for the requests, 10 ms settle, then the NVM waits.
+        assert!(m.now() - t0 < 80_000 + 10_000 + 20_000);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn reset_stops_the_units_and_settles_before_rst() -> Result {
+        let m = Model::silicon()?;
+        let _ = hw::reset(&m);
+        let rst = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_RST != 0)
+            .ok_or(EINVAL)?;
+        let imc = write_at(&m, IMC, !0).ok_or(EINVAL)?;
+        let rctl = write_at(&m, RCTL, 0).ok_or(EINVAL)?;
+        let tctl = write_at(&m, TCTL, TCTL_PSP).ok_or(EINVAL)?;
+        assert!(imc < rst && rctl < rst && tctl < rst);
+        let t_rst = m.access(rst).ok_or(EINVAL)?.t;
+        let t_tctl = m.access(tctl).ok_or(EINVAL)?.t;
+        assert!(t_rst - t_tctl >= 10_000);
+        // Interrupts masked again after it, and the cause register read.
+        let last = m.accesses() - 1;
+        assert!(m.access(last).is_some_and(|a| !a.write && a.reg == ICR));
+        Ok(())
+    }
+
+    #[test]
+    fn mac_is_read_only_after_the_nvm_auto_read() -> Result {
+        // The configuration is done long before the NVM is loaded: only the
+        // AUTO_RD wait keeps RAL0 from being read early.
+        let m = model(|c| {
+            c.cfg_done = After::Us(500);
+            c.auto_rd = Some(8_000);
+        })?;
+        let (_, waits) = hw::reset(&m);
+        assert!(waits.auto_rd);
+        assert!(hw::rar0(&m) == MAC);
+        // Caught if reset returns before EECD.AUTO_RD.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn mac_read_before_auto_rd_is_caught() -> Result {
+        // The reset igb_rs had: CTRL.RST, 1 ms, then RAL0.
+        let m = model(|c| c.master_off = After::Us(0))?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_GIO_MASTER_DISABLE);
+        m.wr(CTRL, m.rd(CTRL) | CTRL_RST);
+        m.sleep_us(1000);
+        let _ = hw::rar0(&m);
+        assert!(m.broke(Rule::RalBeforeAutoRd));
+        Ok(())
+    }
+
+    #[test]
+    fn reset_without_auto_rd_goes_on() -> Result {
+        // QEMU: neither AUTO_RD nor CFG_DONE, ever; the address is there.
+        let m = Model::new(Config::qemu())?;
+        let t0 = m.now();
+        let (_, waits) = hw::reset(&m);
+        assert!(waits.master && !waits.auto_rd && !waits.cfg_done);
+        assert!(m.now() - t0 < 10_000 + 10_000 + 100_000 + 1_000);
+        assert!(hw::rar0(&m) == MAC);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn reset_waits_for_a_late_configuration() -> Result {
+        let m = model(|c| c.cfg_done = After::Us(50_000))?;
+        let (_, waits) = hw::reset(&m);
+        assert!(waits.cfg_done);
+        Ok(())
+    }
+
+    #[test]
+    fn reset_raises_the_completion_timeout() -> Result {
+        let m = model(|c| c.gcr = GCR_CMPL_TMOUT_RESEND)?;
+        let _ = hw::reset(&m);
+        assert_eq!(m.peek(GCR), GCR_CMPL_TMOUT_10MS);
+        // One set before, or one in configuration space, stays.
+        let m = model(|c| c.gcr = 0x2000 | GCR_CMPL_TMOUT_RESEND)?;
+        let _ = hw::reset(&m);
+        assert_eq!(m.peek(GCR), 0x2000);
+        let m = model(|c| c.gcr = GCR_CAP_VER2)?;
+        let _ = hw::reset(&m);
+        assert_eq!(m.peek(GCR), GCR_CAP_VER2);
+        Ok(())
+    }
+
+    // DRV_LOAD: a reset keeps it; remove clears it.
+
+    #[test]
+    fn remove_releases_the_device() -> Result {
+        let m = Model::silicon()?;
+        hw::take_control(&m);
+        let _ = hw::reset(&m);
+        hw::release_control(&m);
+        m.removed();
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn remove_without_release_is_caught() -> Result {
+        // What igb_rs's unbind did: reset only.
+        let m = Model::silicon()?;
+        hw::take_control(&m);
+        let _ = hw::reset(&m);
+        m.removed();
+        assert!(m.broke(Rule::DrvLoadAfterRemove));
+        Ok(())
+    }
+
+    // NVM: checksum, alternate address, address validity.
+
+    #[test]
+    fn nvm_checksum_is_checked() -> Result {
+        let m = Model::silicon()?;
+        assert!(hw::nvm_checksum_ok(&m)?);
+        let m = model(|c| c.nvm[5] = c.nvm[5].wrapping_add(1))?;
+        assert!(!hw::nvm_checksum_ok(&m)?);
+        Ok(())
+    }
+
+    #[test]
+    fn alt_mac_takes_the_place_of_the_permanent_one() -> Result {
+        let alt = [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee];
+        let m = model(|c| {
+            c.nvm[usize::from(NVM_ALT_MAC_PTR)] = 0x40;
+            for i in 0..3 {
+                c.nvm[0x40 + i] = u16::from_le_bytes([alt[2 * i], alt[2 * i + 1]]);
+            }
+            fix_checksum(&mut c.nvm);
+        })?;
+        assert!(hw::nvm_checksum_ok(&m)?);
+        assert!(hw::alt_mac(&m)? == Some(alt));
+        // None without a pointer.
+        assert!(hw::alt_mac(&Model::silicon()?)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn multicast_alt_mac_is_ignored() -> Result {
+        let m = model(|c| {
+            c.nvm[usize::from(NVM_ALT_MAC_PTR)] = 0x40;
+            c.nvm[0x40] = 0x0201;
+            fix_checksum(&mut c.nvm);
+        })?;
+        assert!(hw::alt_mac(&m)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn all_zero_mac_is_refused() -> Result {
+        let m = model(|c| c.nvm = nvm_image(&[0; 6]))?;
+        let _ = hw::reset(&m);
+        assert!(hw::nvm_checksum_ok(&m)?);
+        assert!(!hw::is_valid_ether_addr(&hw::rar0(&m)));
+        assert!(hw::is_valid_ether_addr(&MAC));
+        assert!(!hw::is_valid_ether_addr(&[0x01, 0, 0x5e, 0, 0, 1]));
+        Ok(())
+    }
+
+    // MDIC and the PHY.
+
+    #[test]
+    fn phy_id_reads_through_mdic() -> Result {
+        let m = Model::silicon()?;
+        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID1)?, PHY_ID.0);
+        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID2)?, PHY_ID.1);
+        hw::phy_write(&m, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART)?;
+        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_BMCR)?, BMCR_AUTONEG_RESTART);
+        Ok(())
+    }
+
+    #[test]
+    fn mdic_errors_are_reported() -> Result {
+        let m = model(|c| c.mdic = Mdic::Error)?;
+        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(EIO));
+        // No PHY at another address.
+        let m = Model::silicon()?;
+        assert!(hw::phy_write(&m, 2, PHY_BMCR, 0) == Err(EIO));
+        Ok(())
+    }
+
+    #[test]
+    fn mdic_busy_times_out() -> Result {
+        let m = model(|c| c.mdic = Mdic::Busy)?;
+        let t0 = m.now();
+        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(ETIMEDOUT));
+        assert!(m.now() - t0 < 100_000);
+        Ok(())
+    }
+
+    // Receive setup for silicon.
+
+    #[test]
+    fn srrctl_drop_en_and_descriptor_type() -> Result {
+        assert_eq!(hw::srrctl(2048, false, false), 0x0200_0402);
+        assert_eq!(hw::srrctl(4096, true, true), 0x8400_0404);
+        let m = Model::silicon()?;
+        m.poke(RFCTL, 0x4000);
+        hw::rx_errata(&m);
+        assert_eq!(m.peek(RFCTL), 0x4000 | RFCTL_IPV6_EX_DIS);
+        Ok(())
+    }
+}

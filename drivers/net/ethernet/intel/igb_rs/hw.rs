@@ -490,3 +490,40 @@ pub(crate) fn phy_write<R: Regs>(r: &R, phy: u32, reg: u32, val: u16) -> Result 
     )?;
     Ok(())
 }
+
+/// The default interval between a vector's interrupts: 49 µs, about 20000
+/// interrupts per second (the C igb's IGB_20K_ITR, 196 in the register).
+/// QEMU's model makes it about 200 µs.
+pub(crate) const ITR_DEFAULT_USECS: u32 = 49;
+/// The longest interval EITR holds: 13 bits of 1 µs.
+pub(crate) const ITR_MAX_USECS: u32 = EITR_INTERVAL_MASK >> EITR_INTERVAL_SHIFT;
+/// The shortest one besides 0, as in C (IGB_MIN_ITR_USECS).
+pub(crate) const ITR_MIN_USECS: u32 = 10;
+
+/// Whether `usecs` can be a vector's interval (`ethtool -C rx-usecs`): 0
+/// (no moderation), or 10 to 8191 µs. The C igb also takes 1 and 3, which
+/// select its adaptive moderation, not done here, and up to 10000 µs,
+/// which it writes masked to the field (10000 µs becomes 1808 µs).
+pub(crate) fn itr_check(usecs: u32) -> Result<(), &'static CStr> {
+    match usecs {
+        0 => Ok(()),
+        1..=3 => Err(c"igb_rs: adaptive moderation (rx-usecs 1 to 3) is not supported"),
+        ITR_MIN_USECS..=ITR_MAX_USECS => Ok(()),
+        _ => Err(c"igb_rs: rx-usecs must be 0 or 10 to 8191"),
+    }
+}
+
+/// EITR for an interval of `usecs` (checked with [`itr_check`]),
+/// counters kept. 0 writes the shortest interval the field holds, as C
+/// does (`igb_write_itr`).
+pub(crate) fn eitr_value(usecs: u32) -> u32 {
+    let v = (usecs << EITR_INTERVAL_SHIFT) & EITR_INTERVAL_MASK;
+    v.max(1 << EITR_INTERVAL_SHIFT) | EITR_CNT_IGNR
+}
+
+/// Gives each of `vectors` an interval of `usecs` between interrupts.
+pub(crate) fn set_itr<R: Regs>(r: &R, vectors: impl IntoIterator<Item = u32>, usecs: u32) {
+    for v in vectors {
+        r.wr(eitr(v), eitr_value(usecs));
+    }
+}

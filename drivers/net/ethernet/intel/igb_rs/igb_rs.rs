@@ -458,6 +458,9 @@ pub(crate) struct Nic {
     missed: Atomic<u64>,
     /// The longest frame received, from the MTU (RLPML).
     max_frame: Atomic<u32>,
+    /// The shortest interval between a queue vector's interrupts, µs
+    /// (`ethtool -C rx-usecs`).
+    itr_usecs: Atomic<u32>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -483,6 +486,7 @@ impl Nic {
             pause_tx: Atomic::new(0),
             missed: Atomic::new(0),
             max_frame: Atomic::new(max_frame(1500)),
+            itr_usecs: Atomic::new(hw::ITR_DEFAULT_USECS),
             queues <- pin_init::pin_init_array_from_fn(|i| {
                 QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
             }),
@@ -531,6 +535,12 @@ impl Nic {
 
     fn link_up(&self) -> bool {
         self.rd(STATUS) & STATUS_LU != 0
+    }
+
+    /// Gives the vectors of the pairs in use an interval of `usecs`
+    /// between interrupts.
+    fn set_itr(&self, usecs: u32) {
+        hw::set_itr(self, self.active().iter().map(QueuePair::vector), usecs);
     }
 
     /// The queue pairs in use.
@@ -607,10 +617,10 @@ impl Nic {
             // Queue q < 8 uses IVAR0[q]: receive in byte 0, transmit in 1.
             let v = q.vector() | IVAR_VALID;
             self.wr(IVAR0 + 4 * q.idx, v | v << 8);
-            // Moderate: a vector fires at most every ~200 µs, so one poll
-            // takes a batch of frames.
-            self.wr(eitr(q.vector()), ITR_20K | EITR_CNT_IGNR);
         }
+        // Moderate: a vector fires at most every 49 µs by default (about
+        // 200 µs in QEMU), so one poll takes a batch of frames.
+        self.set_itr(self.itr_usecs.load(Relaxed));
         hw::take_control(self);
         if self.filters_lost.xchg(false, Relaxed) {
             self.restore_filters();
@@ -1294,6 +1304,37 @@ impl ethtool::Ops for Nic {
         let nic = dev.data();
         nic.rss.lock().steer.del(location)?;
         nic.configure_rss();
+        Ok(())
+    }
+
+    const SUPPORTED_COALESCE: ethtool::CoalesceParams =
+        ethtool::CoalesceParams::RX_USECS.with(ethtool::CoalesceParams::USE_ADAPTIVE_RX);
+
+    fn coalesce(dev: &Device<Self>) -> ethtool::Coalesce {
+        ethtool::Coalesce {
+            rx_usecs: dev.data().itr_usecs.load(Relaxed),
+            use_adaptive_rx: false,
+        }
+    }
+
+    fn set_coalesce(dev: &Device<Self>, c: &ethtool::Coalesce, extack: &ExtAck<'_>) -> Result {
+        // The transmit queue of a pair interrupts on its receive queue's
+        // vector: there is no tx-usecs of its own, and the core refuses
+        // one (not in SUPPORTED_COALESCE).
+        if c.use_adaptive_rx {
+            extack.set_msg(c"igb_rs: adaptive moderation is not supported");
+            return Err(EINVAL);
+        }
+        hw::itr_check(c.rx_usecs).map_err(|msg| {
+            extack.set_msg(msg);
+            EINVAL
+        })?;
+        let nic = dev.data();
+        nic.itr_usecs.store(c.rx_usecs, Relaxed);
+        if dev.is_running() {
+            // Takes effect at the vector's next interrupt.
+            nic.set_itr(c.rx_usecs);
+        }
         Ok(())
     }
 

@@ -1113,4 +1113,36 @@ mod tests {
         assert_eq!(m.peek(RFCTL), 0x4000 | RFCTL_IPV6_EX_DIS);
         Ok(())
     }
+
+    // Interrupt moderation: EITR's interval field counts 1 µs steps in
+    // bits 14:2.
+
+    #[test]
+    fn eitr_holds_the_interval_in_microseconds() -> Result {
+        let m = Model::silicon()?;
+        hw::set_itr(&m, [1, 2], hw::ITR_DEFAULT_USECS);
+        // 49 µs is the C igb's 20k interrupts/s value, 196.
+        assert_eq!(m.peek(eitr(1)), 196 | EITR_CNT_IGNR);
+        assert_eq!(m.peek(eitr(2)), 196 | EITR_CNT_IGNR);
+        // Other vectors are left alone.
+        assert_eq!(m.peek(eitr(0)), 0);
+        hw::set_itr(&m, [1], 100);
+        assert_eq!(m.peek(eitr(1)) & EITR_INTERVAL_MASK, 400);
+        // The longest interval fills the field; 0 writes the shortest.
+        assert_eq!(hw::eitr_value(hw::ITR_MAX_USECS), 0x7ffc | EITR_CNT_IGNR);
+        assert_eq!(hw::eitr_value(0), 4 | EITR_CNT_IGNR);
+        Ok(())
+    }
+
+    #[test]
+    fn itr_range_is_checked() {
+        for ok in [0, 10, 49, 1000, 8191] {
+            assert!(hw::itr_check(ok).is_ok());
+        }
+        // Adaptive modes of C, C's gap below 10 µs, and what the field
+        // cannot hold (C's 10000 would wrap to 1808 µs).
+        for bad in [1, 2, 3, 4, 9, 8192, 10000, u32::MAX] {
+            assert!(hw::itr_check(bad).is_err());
+        }
+    }
 }

@@ -31,14 +31,19 @@ pub(crate) const EIMS: usize = 0x1524;
 pub(crate) const EIMC: usize = 0x1528;
 pub(crate) const EIAC: usize = 0x152c;
 pub(crate) const EIAM: usize = 0x1530;
-/// EITR(n): the shortest interval between interrupts of vector n, in
-/// about 1 µs steps (bits 14:2), without resetting the counters.
+/// EITR(n): the shortest interval between interrupts of vector n.
 pub(crate) const fn eitr(n: u32) -> usize {
     0x1680 + 4 * n as usize
 }
+/// EITR: the interval, bits 14:2, in 1 µs steps on the 82576: the register
+/// holds the microseconds shifted left by 2 (`usecs << 2`, as the C igb
+/// writes them). QEMU's model takes the whole register value as a count
+/// of 1.024 µs steps, so an interval there lasts about four times as long
+/// as on silicon.
+pub(crate) const EITR_INTERVAL_MASK: u32 = 0x7ffc;
+pub(crate) const EITR_INTERVAL_SHIFT: u32 = 2;
+/// EITR: the write does not reset the interval and moderation counters.
 pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
-/// The C igb's 20k interrupts/s setting (IGB_20K_ITR).
-pub(crate) const ITR_20K: u32 = 196;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
 /// Frames missed because the receive packet buffer was full; cleared when

@@ -505,6 +505,14 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// Changes flow control (`set_pauseparam`, `ethtool -A`): with
+    /// `autoneg`, the directions asked for are advertised to the link
+    /// partner and the link's flow control is resolved from both sides'
+    /// advertisements; without, they are used as they are.
+    fn set_pauseparam(_dev: &Device<Self>, _pause: &PauseParam) -> Result {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Pause frame counters (`get_pause_stats`).
     fn pause_stats(_dev: &Device<Self>) -> PauseStats {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
@@ -671,6 +679,11 @@ impl<T: Ops> Adapter<T> {
         supported_coalesce_params: Self::supported_coalesce(),
         get_pauseparam: if T::HAS_PAUSEPARAM {
             Some(Self::get_pauseparam)
+        } else {
+            None
+        },
+        set_pauseparam: if T::HAS_SET_PAUSEPARAM {
+            Some(Self::set_pauseparam)
         } else {
             None
         },
@@ -1044,6 +1057,23 @@ impl<T: Ops> Adapter<T> {
         pause.autoneg = u32::from(p.autoneg);
         pause.rx_pause = u32::from(p.rx_pause);
         pause.tx_pause = u32::from(p.tx_pause);
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `pause` valid.
+    unsafe extern "C" fn set_pauseparam(
+        dev: *mut bindings::net_device,
+        pause: *mut bindings::ethtool_pauseparam,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, pause) = unsafe { (Device::<T>::from_raw(dev), &*pause) };
+        let p = PauseParam {
+            autoneg: pause.autoneg != 0,
+            rx_pause: pause.rx_pause != 0,
+            tx_pause: pause.tx_pause != 0,
+        };
+        from_result(|| T::set_pauseparam(dev, &p).map(|()| 0))
     }
 
     /// # Safety

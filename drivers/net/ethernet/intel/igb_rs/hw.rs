@@ -527,3 +527,13 @@ pub(crate) fn set_itr<R: Regs>(r: &R, vectors: impl IntoIterator<Item = u32>, us
         r.wr(eitr(v), eitr_value(usecs));
     }
 }
+
+/// The link's speed in Mb/s and whether it is full duplex, from STATUS.
+pub(crate) fn link_speed_duplex(status: u32) -> (u32, bool) {
+    let speed = match (status & STATUS_SPEED_MASK) >> STATUS_SPEED_SHIFT {
+        0 => 10,
+        1 => 100,
+        _ => 1000,
+    };
+    (speed, status & STATUS_FD != 0)
+}

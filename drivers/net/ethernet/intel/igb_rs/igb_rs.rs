@@ -21,7 +21,7 @@ mod ring;
 mod steer;
 
 use kernel::{
-    dev_dbg, dev_err,
+    dev_dbg, dev_err, dev_info,
     device::{
         Bound,
         Core, //
@@ -40,6 +40,8 @@ use kernel::{
             self,
             Busy,
             Device,
+            DeviceWork,
+            DeviceWorkItem,
             Features,
             Operations,
             QueueConfig,
@@ -76,6 +78,7 @@ use kernel::{
     },
     time::{
         delay::fsleep,
+        msecs_to_jiffies,
         Delta, //
     },
 };
@@ -461,6 +464,20 @@ pub(crate) struct Nic {
     /// The shortest interval between a queue vector's interrupts, µs
     /// (`ethtool -C rx-usecs`).
     itr_usecs: Atomic<u32>,
+    /// The watchdog: link changes and speed, transmit work stuck behind a
+    /// lost link, the drop counters; every 2 s and on a link interrupt,
+    /// while the device is up (`watchdog_on`).
+    #[pin]
+    watchdog: DeviceWork<Nic, WATCHDOG>,
+    /// The watchdog is enabled: set at the end of `open`, cleared in
+    /// `stop`, both under the instance lock.
+    watchdog_on: Atomic<bool>,
+    /// A device reset (down and up), for a transmit hang.
+    #[pin]
+    reset_task: DeviceWork<Nic, RESET_TASK>,
+    /// Transmit hangs: the core's timeouts, and transmit work left behind
+    /// by a lost link.
+    tx_timeouts: Atomic<u64>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -487,6 +504,18 @@ impl Nic {
             missed: Atomic::new(0),
             max_frame: Atomic::new(max_frame(1500)),
             itr_usecs: Atomic::new(hw::ITR_DEFAULT_USECS),
+            watchdog <- DeviceWork::new(
+                c"igb_rs::watchdog",
+                kernel::sync::static_lock_class!(),
+                kernel::sync::static_lock_class!()
+            ),
+            watchdog_on: Atomic::new(false),
+            reset_task <- DeviceWork::new(
+                c"igb_rs::reset_task",
+                kernel::sync::static_lock_class!(),
+                kernel::sync::static_lock_class!()
+            ),
+            tx_timeouts: Atomic::new(0),
             queues <- pin_init::pin_init_array_from_fn(|i| {
                 QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
             }),
@@ -533,8 +562,30 @@ impl Nic {
         }
     }
 
-    fn link_up(&self) -> bool {
-        self.rd(STATUS) & STATUS_LU != 0
+    /// Whether a transmit ring of a pair in use holds frames the device
+    /// has not sent (or the driver not yet cleaned).
+    fn tx_pending(&self) -> bool {
+        self.active().iter().any(|q| {
+            let tx = q.tx.lock();
+            tx.unused() + 1 < tx.len()
+        })
+    }
+
+    /// Starts the watchdog, at once: the end of `open`, under the instance
+    /// lock.
+    fn watchdog_start(&self, dev: &Device<Nic>) {
+        if !self.watchdog_on.xchg(true, Relaxed) {
+            self.watchdog.enable();
+        }
+        self.watchdog.schedule(dev, 0, true);
+    }
+
+    /// Stops the watchdog and waits for a run in progress: the start of
+    /// `stop`, under the instance lock, which the watchdog never takes.
+    fn watchdog_stop(&self) {
+        if self.watchdog_on.xchg(false, Relaxed) {
+            self.watchdog.disable_sync();
+        }
     }
 
     /// Gives the vectors of the pairs in use an interval of `usecs`
@@ -978,9 +1029,9 @@ impl Operations for Nic {
         }
         nic.irq_enable();
         nic.start_link();
-        if nic.link_up() {
-            dev.carrier_on();
-        }
+        // The carrier comes on from the watchdog, once the link is up and
+        // its flow control settled.
+        nic.watchdog_start(dev);
         // Wake, not start: `open` also brings the device back from new
         // rings or channels, and the qdiscs may have packets waiting.
         dev.wake_all_queues();
@@ -989,6 +1040,8 @@ impl Operations for Nic {
 
     fn stop(dev: &Device<Self>) -> Result {
         let nic = dev.data();
+        // First: the watchdog turns the carrier on and reads the rings.
+        nic.watchdog_stop();
         dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
@@ -1103,6 +1156,13 @@ impl Operations for Nic {
     fn set_rx_mode(dev: &Device<Self>, mode: &RxMode<'_>) -> Result {
         dev.data().set_filters(mode);
         Ok(())
+    }
+
+    fn tx_timeout(dev: &Device<Self>, txqueue: u32) {
+        let nic = dev.data();
+        nic.tx_timeouts.add(1, Relaxed);
+        dev_err!(nic.pdev, "transmit queue {} timed out: reset\n", txqueue);
+        nic.reset_task.schedule(dev, 0, false);
     }
 
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
@@ -1563,6 +1623,81 @@ impl QueueStats for Nic {
     }
 }
 
+/// The watchdog's work item.
+const WATCHDOG: u64 = 0;
+/// The reset's.
+const RESET_TASK: u64 = 1;
+/// How often the watchdog runs without a link change, ms (C: 2 s).
+const WATCHDOG_PERIOD_MS: u32 = 2000;
+
+// Locks and work items. Instance lock (the core's, around the ops) ->
+// `Nic::phy` -> a pair's ring locks. The watchdog never takes the instance
+// lock: `stop` waits for it under that lock. The reset task takes the
+// instance lock, so nothing waits for it under that lock; unbind, which
+// does not hold it, disables it before the device goes.
+impl DeviceWorkItem<WATCHDOG> for Nic {
+    fn run(dev: &Device<Nic>) {
+        let nic = dev.data();
+        let status = nic.rd(STATUS);
+        if status == !0 {
+            // The device is gone.
+            return;
+        }
+        let link = status & STATUS_LU != 0;
+        let had_carrier = dev.carrier_ok();
+        if link && !had_carrier {
+            let (speed, full) = hw::link_speed_duplex(status);
+            dev_info!(
+                nic.pdev,
+                "link up, {} Mb/s, {} duplex\n",
+                speed,
+                if full { "full" } else { "half" }
+            );
+            dev.carrier_on();
+        } else if !link && had_carrier {
+            dev_info!(nic.pdev, "link down\n");
+            dev.carrier_off();
+        }
+        // The counters clear when read: often enough that none wraps.
+        nic.read_drops();
+        // Frames queued before the link went are never sent (the device
+        // stops sending without a link) and hold their buffers: reset to
+        // free them, as C does. A watchdog period after the carrier went,
+        // not at once, so that what the device sent just before is cleaned
+        // first (QEMU's model sends without a link).
+        if !link && !had_carrier && nic.tx_pending() {
+            nic.tx_timeouts.add(1, Relaxed);
+            dev_err!(nic.pdev, "transmit work left with the link down: reset\n");
+            // The reset's `open` starts the watchdog again.
+            nic.reset_task.schedule(dev, 0, false);
+            return;
+        }
+        nic.watchdog
+            .schedule(dev, msecs_to_jiffies(WATCHDOG_PERIOD_MS), false);
+    }
+}
+
+impl DeviceWorkItem<RESET_TASK> for Nic {
+    fn run(dev: &Device<Nic>) {
+        let nic = dev.data();
+        // The lock the core holds around `open` and `stop`.
+        let _locked = dev.lock();
+        if !dev.is_running() {
+            return;
+        }
+        // Down and up: every queue stopped (or the device reset), the
+        // rings emptied and refilled.
+        let reset = <Nic as Operations>::stop(dev).and_then(|()| <Nic as Operations>::open(dev));
+        if let Err(e) = reset {
+            dev_err!(
+                nic.pdev,
+                "reset failed ({:?}): bring the interface down and up\n",
+                e
+            );
+        }
+    }
+}
+
 /// A queue pair's interrupt: hand over to NAPI.
 struct QueueIrq {
     dev: ARef<Device<Nic>>,
@@ -1593,11 +1728,9 @@ impl irq::Handler for OtherIrq {
         // Cleared by the read (GPIE.NSICR).
         let icr = nic.rd(ICR);
         if icr & ICR_LSC != 0 {
-            if nic.link_up() {
-                self.dev.carrier_on();
-            } else {
-                self.dev.carrier_off();
-            }
+            // The watchdog handles it now, in process context (flow
+            // control needs the PHY); nothing while the device is down.
+            nic.watchdog.schedule(&self.dev, 0, true);
         }
         nic.wr(EIMS, 1 << VEC_OTHER);
         IrqReturn::Handled
@@ -1801,6 +1934,9 @@ impl pci::Driver for IgbRs {
         // Stop DMA before the rings go with the network device, and give
         // the device back to the firmware (a reset keeps DRV_LOAD).
         let nic = this.netdev.device().data();
+        // No reset of the device behind unbind's back, nor after: the
+        // watchdog and `tx_timeout` can no longer queue one.
+        nic.reset_task.disable_sync();
         if let Ok(bar) = nic.bar.access(pdev.as_ref()) {
             reset(pdev, bar);
             hw::release_control(bar);

@@ -1145,4 +1145,13 @@ mod tests {
             assert!(hw::itr_check(bad).is_err());
         }
     }
+
+    #[test]
+    fn link_speed_and_duplex_from_status() {
+        assert!(hw::link_speed_duplex(STATUS_LU | STATUS_FD | 0x80) == (1000, true));
+        assert!(hw::link_speed_duplex(STATUS_LU | 0x40) == (100, false));
+        assert!(hw::link_speed_duplex(STATUS_LU | STATUS_FD) == (10, true));
+        // 11b is 1000 Mb/s too.
+        assert!(hw::link_speed_duplex(STATUS_LU | 0xc0).0 == 1000);
+    }
 }

@@ -140,7 +140,12 @@ pub(crate) const CTRL_RST: u32 = 1 << 26;
 /// CTRL: honour received pause frames; send them.
 pub(crate) const CTRL_RFCE: u32 = 1 << 27;
 pub(crate) const CTRL_TFCE: u32 = 1 << 28;
+/// STATUS: full duplex, link up, and the speed (bits 7:6: 0 10 Mb/s,
+/// 1 100 Mb/s, 2 or 3 1000 Mb/s).
+pub(crate) const STATUS_FD: u32 = 1 << 0;
 pub(crate) const STATUS_LU: u32 = 1 << 1;
+pub(crate) const STATUS_SPEED_SHIFT: u32 = 6;
+pub(crate) const STATUS_SPEED_MASK: u32 = 3 << STATUS_SPEED_SHIFT;
 /// STATUS: the PCI function, i.e. the port of a multi-port card, bits 3:2.
 pub(crate) const STATUS_FUNC_SHIFT: u32 = 2;
 pub(crate) const STATUS_FUNC_MASK: u32 = 3 << STATUS_FUNC_SHIFT;

@@ -65,7 +65,7 @@ use kernel::{
             SkBuff, //
         },
     },
-    new_spinlock_bh, new_spinlock_irq, pci,
+    new_mutex, new_spinlock_bh, new_spinlock_irq, pci,
     prelude::*,
     sync::{
         aref::ARef,
@@ -73,6 +73,7 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
+        Mutex,
         SpinLockBh,
         SpinLockIrq, //
     },
@@ -362,6 +363,29 @@ impl RxFilters {
     }
 }
 
+/// Flow control: as asked for, and as the MAC does it.
+pub(crate) struct FcState {
+    /// What `ethtool -A` asked for; until then, the NVM's default, read
+    /// when first needed.
+    requested: Option<hw::Fc>,
+    /// Pause autonegotiation: `requested` is advertised, and the link's
+    /// flow control resolved from both sides' advertisements; else
+    /// `requested` is forced.
+    autoneg: bool,
+    /// What the MAC does (CTRL.RFCE, TFCE).
+    current: hw::Fc,
+}
+
+impl FcState {
+    const fn new() -> Self {
+        Self {
+            requested: None,
+            autoneg: true,
+            current: hw::Fc::NONE,
+        }
+    }
+}
+
 /// Where multicast address `a` hashes in the multicast table (RCTL.MO 0,
 /// the reset value): register and bit, from address bits 36 to 47.
 fn mta_bit(a: &[u8; ETH_ALEN]) -> (usize, u32) {
@@ -478,6 +502,14 @@ pub(crate) struct Nic {
     /// Transmit hangs: the core's timeouts, and transmit work left behind
     /// by a lost link.
     tx_timeouts: Atomic<u64>,
+    /// Flow control; held around the PHY accesses of `ethtool -A` and of
+    /// the watchdog, so that their MDIC transactions do not interleave.
+    #[pin]
+    phy: Mutex<FcState>,
+    /// An LSC came since the watchdog last looked: the link may have gone
+    /// and come back, renegotiated, between two runs (C's
+    /// get_link_status).
+    link_changed: Atomic<bool>,
     #[pin]
     queues: [QueuePair; QUEUES],
 }
@@ -516,6 +548,8 @@ impl Nic {
                 kernel::sync::static_lock_class!()
             ),
             tx_timeouts: Atomic::new(0),
+            phy <- new_mutex!(FcState::new(), "Nic::phy"),
+            link_changed: Atomic::new(false),
             queues <- pin_init::pin_init_array_from_fn(|i| {
                 QueuePair::new(pdev.as_ref(), i, irqs.get(i).copied().unwrap_or(0))
             }),
@@ -560,6 +594,47 @@ impl Nic {
         for q in &self.queues {
             add(&q.rx_overruns, rxq(q.idx) + Q_DPC);
         }
+    }
+
+    /// What flow control is asked for: `ethtool -A`'s, else the NVM's
+    /// (both directions if it cannot be read).
+    fn fc_requested(&self, st: &mut FcState) -> hw::Fc {
+        *st.requested
+            .get_or_insert_with(|| hw::nvm_fc(self).unwrap_or(hw::Fc::FULL))
+    }
+
+    /// Flow control for a device coming up (`configure`): its registers,
+    /// the MAC doing what is asked until the link resolves it, and the
+    /// PHY advertising it to the autonegotiation `open` restarts. The
+    /// receive thresholds are those of the longest frame the device takes,
+    /// so that an MTU change needs none.
+    fn configure_fc(&self) {
+        let mut st = self.phy.lock();
+        let fc = self.fc_requested(&mut st);
+        hw::setup_fc(self, fc, max_frame(MAX_MTU));
+        hw::force_fc(self, fc);
+        st.current = fc;
+        if let Err(e) = hw::advertise_pause(self, fc) {
+            dev_dbg!(self.pdev, "pause advertisement not written: {:?}\n", e);
+        }
+    }
+
+    /// The link came up: settles its flow control and makes the MAC do it
+    /// (the watchdog).
+    fn link_up_fc(&self) -> hw::Fc {
+        let mut st = self.phy.lock();
+        let req = self.fc_requested(&mut st);
+        let fc = hw::fc_after_link_up(self, req, st.autoneg).unwrap_or_else(|e| {
+            dev_dbg!(
+                self.pdev,
+                "PHY unreadable, flow control as asked: {:?}\n",
+                e
+            );
+            hw::force_fc(self, req);
+            req
+        });
+        st.current = fc;
+        fc
     }
 
     /// Whether a transmit ring of a pair in use holds frames the device
@@ -673,6 +748,7 @@ impl Nic {
         // 200 µs in QEMU), so one poll takes a batch of frames.
         self.set_itr(self.itr_usecs.load(Relaxed));
         hw::take_control(self);
+        self.configure_fc();
         if self.filters_lost.xchg(false, Relaxed) {
             self.restore_filters();
         }
@@ -1399,14 +1475,46 @@ impl ethtool::Ops for Nic {
     }
 
     fn pauseparam(dev: &Device<Self>) -> ethtool::PauseParam {
-        // The driver leaves flow control as reset sets it (CTRL.RFCE and
-        // TFCE follow the EEPROM), and negotiates nothing.
-        let ctrl = dev.data().rd(CTRL);
+        let nic = dev.data();
+        let mut st = nic.phy.lock();
+        let req = nic.fc_requested(&mut st);
+        // Up: what the MAC does (resolved once the link came up); down:
+        // what will be asked.
+        let fc = if dev.is_running() { st.current } else { req };
         ethtool::PauseParam {
-            autoneg: false,
-            rx_pause: ctrl & CTRL_RFCE != 0,
-            tx_pause: ctrl & CTRL_TFCE != 0,
+            autoneg: st.autoneg,
+            rx_pause: fc.rx,
+            tx_pause: fc.tx,
         }
+    }
+
+    fn set_pauseparam(dev: &Device<Self>, p: &ethtool::PauseParam) -> Result {
+        let nic = dev.data();
+        let fc = hw::Fc {
+            rx: p.rx_pause,
+            tx: p.tx_pause,
+        };
+        let mut st = nic.phy.lock();
+        st.requested = Some(fc);
+        st.autoneg = p.autoneg;
+        if !dev.is_running() {
+            // `configure` programs it all.
+            return Ok(());
+        }
+        // The receive thresholds: pause frames are sent only with tx.
+        hw::setup_fc(nic, fc, max_frame(MAX_MTU));
+        if p.autoneg {
+            // The partner learns the new advertisement from the next
+            // autonegotiation: the link drops for a moment, and the
+            // watchdog resolves flow control when it is back (C takes the
+            // device down and up).
+            hw::advertise_pause(nic, fc)?;
+            nic.start_link();
+        } else {
+            hw::force_fc(nic, fc);
+            st.current = fc;
+        }
+        Ok(())
     }
 
     fn pause_stats(dev: &Device<Self>) -> ethtool::PauseStats {
@@ -1645,13 +1753,24 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
         }
         let link = status & STATUS_LU != 0;
         let had_carrier = dev.carrier_ok();
-        if link && !had_carrier {
+        let changed = nic.link_changed.xchg(false, Relaxed);
+        if link && had_carrier && changed {
+            // Down and up again since the last run: a new negotiation.
+            nic.link_up_fc();
+        } else if link && !had_carrier {
             let (speed, full) = hw::link_speed_duplex(status);
+            let fc = nic.link_up_fc();
             dev_info!(
                 nic.pdev,
-                "link up, {} Mb/s, {} duplex\n",
+                "link up, {} Mb/s, {} duplex, flow control: {}\n",
                 speed,
-                if full { "full" } else { "half" }
+                if full { "full" } else { "half" },
+                match (fc.rx, fc.tx) {
+                    (true, true) => "rx/tx",
+                    (true, false) => "rx",
+                    (false, true) => "tx",
+                    (false, false) => "none",
+                }
             );
             dev.carrier_on();
         } else if !link && had_carrier {
@@ -1730,6 +1849,7 @@ impl irq::Handler for OtherIrq {
         if icr & ICR_LSC != 0 {
             // The watchdog handles it now, in process context (flow
             // control needs the PHY); nothing while the device is down.
+            nic.link_changed.store(true, Relaxed);
             nic.watchdog.schedule(&self.dev, 0, true);
         }
         nic.wr(EIMS, 1 << VEC_OTHER);

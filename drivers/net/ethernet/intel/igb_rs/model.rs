@@ -1154,4 +1154,159 @@ mod tests {
         // 11b is 1000 Mb/s too.
         assert!(hw::link_speed_duplex(STATUS_LU | 0xc0).0 == 1000);
     }
+
+    // Flow control: registers, the 802.3 pause resolution, the MAC bits.
+
+    const P: u16 = ANAR_PAUSE;
+    const A: u16 = ANAR_ASM_DIR;
+
+    /// The index of PHY register `r` in the model's PHY.
+    fn phy_reg(r: u32) -> usize {
+        // CAST: a 5-bit register number.
+        r as usize
+    }
+
+    #[test]
+    fn pause_resolution_follows_the_802_3_table() {
+        use hw::Fc;
+        // (asked for, partner's PAUSE and ASM_DIR bits, result), with our
+        // advertisement what `pause_advertisement` makes of the request.
+        let table = [
+            (Fc::FULL, P | A, Fc::FULL),
+            (Fc::FULL, P, Fc::FULL),
+            (Fc::FULL, A, Fc::RX),
+            // The partner advertises nothing: C still honours its pause
+            // frames, in case it has them forced on.
+            (Fc::FULL, 0, Fc::RX),
+            // Receive only is advertised as both, then sending turned off.
+            (Fc::RX, P | A, Fc::RX),
+            (Fc::RX, P, Fc::RX),
+            (Fc::RX, A, Fc::RX),
+            (Fc::RX, 0, Fc::RX),
+            // Send only: only a partner that receives asymmetrically.
+            (Fc::TX, P | A, Fc::TX),
+            (Fc::TX, P, Fc::NONE),
+            (Fc::TX, A, Fc::NONE),
+            (Fc::TX, 0, Fc::NONE),
+            (Fc::NONE, P | A, Fc::NONE),
+            (Fc::NONE, P, Fc::NONE),
+            (Fc::NONE, A, Fc::NONE),
+            (Fc::NONE, 0, Fc::NONE),
+        ];
+        for (asked, lp, want) in table {
+            let adv = hw::pause_advertisement(asked);
+            assert!(hw::resolve_fc(asked, adv, lp) == want);
+        }
+        assert_eq!(hw::pause_advertisement(Fc::RX), P | A);
+        assert_eq!(hw::pause_advertisement(Fc::TX), A);
+        assert_eq!(hw::pause_advertisement(Fc::NONE), 0);
+    }
+
+    /// A full-duplex link up, autonegotiated, with the partner advertising
+    /// `lp`.
+    fn link_up_model(lp: u16) -> Result<Model> {
+        let m = model(|c| {
+            c.phy[phy_reg(PHY_BMSR)] = BMSR_AN_COMPLETE;
+            c.phy[phy_reg(PHY_ANAR)] = 0x01e1 | P | A;
+            c.phy[phy_reg(PHY_ANLPAR)] = lp;
+        })?;
+        m.poke(STATUS, STATUS_LU | STATUS_FD | 0x80);
+        Ok(m)
+    }
+
+    #[test]
+    fn flow_control_is_resolved_after_link_up() -> Result {
+        let m = link_up_model(P)?;
+        assert!(hw::fc_after_link_up(&m, hw::Fc::FULL, true)? == hw::Fc::FULL);
+        assert_eq!(
+            m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE),
+            CTRL_RFCE | CTRL_TFCE
+        );
+        // A partner that only sends pause frames: we only honour them.
+        let m = link_up_model(A)?;
+        m.poke(CTRL, CTRL_TFCE | CTRL_SLU);
+        assert!(hw::fc_after_link_up(&m, hw::Fc::FULL, true)? == hw::Fc::RX);
+        assert_eq!(m.peek(CTRL), CTRL_RFCE | CTRL_SLU);
+        Ok(())
+    }
+
+    #[test]
+    fn flow_control_off_on_half_duplex_and_forced_without_autoneg() -> Result {
+        let m = link_up_model(P | A)?;
+        m.poke(STATUS, STATUS_LU | 0x40);
+        m.poke(CTRL, CTRL_RFCE | CTRL_TFCE);
+        assert!(hw::fc_after_link_up(&m, hw::Fc::FULL, true)? == hw::Fc::NONE);
+        assert_eq!(m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE), 0);
+        // Pause autonegotiation off: as asked, without a PHY access.
+        let m = link_up_model(P | A)?;
+        assert!(hw::fc_after_link_up(&m, hw::Fc::TX, false)? == hw::Fc::TX);
+        assert_eq!(m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE), CTRL_TFCE);
+        assert!(m.find(|a| a.reg == MDIC).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn flow_control_waits_for_autonegotiation() -> Result {
+        // Not complete: as asked for now; the next link change resolves.
+        let m = link_up_model(0)?;
+        hw::phy_write(&m, PHY_ADDR, PHY_BMSR, 0)?;
+        assert!(hw::fc_after_link_up(&m, hw::Fc::RX, true)? == hw::Fc::RX);
+        assert_eq!(m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE), CTRL_RFCE);
+        // An MDIC error is reported, CTRL left alone.
+        let m = model(|c| c.mdic = Mdic::Error)?;
+        m.poke(STATUS, STATUS_LU | STATUS_FD);
+        assert!(hw::fc_after_link_up(&m, hw::Fc::FULL, true).is_err());
+        assert_eq!(m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn flow_control_registers() -> Result {
+        let m = Model::silicon()?;
+        // 64 KiB receive packet buffer, the reset value.
+        m.poke(RXPBS, 0x40);
+        hw::setup_fc(&m, hw::Fc::FULL, 1522);
+        assert_eq!(m.peek(FCT), 0x8808);
+        assert_eq!(m.peek(FCAL), 0x00c2_8001);
+        assert_eq!(m.peek(FCAH), 0x0100);
+        assert_eq!(m.peek(FCTTV), 0xffff);
+        // 64 KiB less a 1522-byte frame and a 9728-byte one, 16-byte
+        // granular; XON 16 bytes below.
+        assert_eq!(m.peek(FCRTH), 54272);
+        assert_eq!(m.peek(FCRTL), 54256 | FCRTL_XONE);
+        let low = write_at(&m, FCRTL, 54256 | FCRTL_XONE).ok_or(EINVAL)?;
+        let high = write_at(&m, FCRTH, 54272).ok_or(EINVAL)?;
+        assert!(low < high);
+        // Not sending pause frames: no thresholds.
+        hw::setup_fc(&m, hw::Fc::RX, 1522);
+        assert_eq!((m.peek(FCRTH), m.peek(FCRTL)), (0, 0));
+        // A buffer too small for the headroom does not wrap.
+        assert!(hw::fc_thresholds(0x10, 9238) == (0, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn flow_control_default_comes_from_the_nvm() -> Result {
+        let word = usize::from(NVM_INIT_CONTROL2);
+        for (w, want) in [
+            (0xffff, hw::Fc::FULL),
+            (0x1000, hw::Fc::FULL),
+            (0x2000, hw::Fc::TX),
+            (0xcfff, hw::Fc::NONE),
+        ] {
+            let m = model(|c| c.nvm[word] = w)?;
+            assert!(hw::nvm_fc(&m)? == want);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn pause_advertisement_keeps_the_other_bits() -> Result {
+        let m = model(|c| c.phy[phy_reg(PHY_ANAR)] = 0x01e1 | P)?;
+        hw::advertise_pause(&m, hw::Fc::TX)?;
+        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ANAR)?, 0x01e1 | A);
+        hw::advertise_pause(&m, hw::Fc::NONE)?;
+        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ANAR)?, 0x01e1);
+        Ok(())
+    }
 }

@@ -17,6 +17,27 @@ pub(crate) const EECD: usize = 0x0010;
 pub(crate) const EERD: usize = 0x0014;
 pub(crate) const CTRL_EXT: usize = 0x0018;
 pub(crate) const MDIC: usize = 0x0020;
+/// Flow control: the pause frames' destination address (low and high
+/// registers) and Ethernet type, and the pause time sent (FCTTV).
+pub(crate) const FCAL: usize = 0x0028;
+pub(crate) const FCAH: usize = 0x002c;
+pub(crate) const FCT: usize = 0x0030;
+pub(crate) const FCTTV: usize = 0x0170;
+/// 01:80:C2:00:00:01, the 802.3x pause address, and type 0x8808.
+pub(crate) const FCAL_PAUSE: u32 = 0x00c2_8001;
+pub(crate) const FCAH_PAUSE: u32 = 0x0100;
+pub(crate) const FCT_PAUSE: u32 = 0x8808;
+/// The longest pause asked of the partner (C's fc.pause_time).
+pub(crate) const FCTTV_MAX: u32 = 0xffff;
+/// Flow control receive thresholds: XOFF is sent when the receive packet
+/// buffer fills above FCRTH, XON (with FCRTL.XONE) when it drains below
+/// FCRTL; bytes, 16-byte granular.
+pub(crate) const FCRTL: usize = 0x2160;
+pub(crate) const FCRTH: usize = 0x2168;
+pub(crate) const FCRTL_XONE: u32 = 1 << 31;
+/// Receive packet buffer size in KiB, bits 6:0 (64 KiB at reset).
+pub(crate) const RXPBS: usize = 0x2404;
+pub(crate) const RXPBS_SIZE_MASK: u32 = 0x7f;
 /// Manageability EEPROM control: the configuration cycle of each port done.
 pub(crate) const EEMNGCTL: usize = 0x1010;
 /// PCIe control: completion timeout.
@@ -172,6 +193,11 @@ pub(crate) const EERD_DATA_SHIFT: u32 = 16;
 pub(crate) const NVM_ALT_MAC_PTR: u16 = 0x37;
 pub(crate) const NVM_CHECKSUM_WORD: u16 = 0x3f;
 pub(crate) const NVM_SUM: u16 = 0xbaba;
+/// NVM initialization control word 2: the default flow control, bits
+/// 13:12 (0 none, ASM_DIR alone: send only, else both).
+pub(crate) const NVM_INIT_CONTROL2: u16 = 0x0f;
+pub(crate) const NVM_PAUSE_MASK: u16 = 0x3000;
+pub(crate) const NVM_ASM_DIR: u16 = 0x2000;
 
 /// GCR: the completion timeout range (0: the default, 50 µs to 50 ms,
 /// below what PCIe recommends), 10 ms to 200 ms, resending on timeout,
@@ -196,6 +222,15 @@ pub(crate) const PHY_ADDR: u32 = 1;
 pub(crate) const PHY_BMCR: u32 = 0;
 pub(crate) const PHY_ID1: u32 = 2;
 pub(crate) const PHY_ID2: u32 = 3;
+/// The PHY's status register (autonegotiation complete), its
+/// advertisement and the link partner's ability.
+pub(crate) const PHY_BMSR: u32 = 1;
+pub(crate) const PHY_ANAR: u32 = 4;
+pub(crate) const PHY_ANLPAR: u32 = 5;
+pub(crate) const BMSR_AN_COMPLETE: u16 = 1 << 5;
+/// ANAR / ANLPAR: symmetric pause, and asymmetric pause direction.
+pub(crate) const ANAR_PAUSE: u16 = 1 << 10;
+pub(crate) const ANAR_ASM_DIR: u16 = 1 << 11;
 /// BMCR: autonegotiation on and restarted, full duplex, 1000 Mb/s.
 pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x1340;
 

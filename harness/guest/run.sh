@@ -400,11 +400,11 @@ suite_kselftest() { # path
 	# an earlier case's connection may still hold there (TIME_WAIT). A
 	# run whose only failures are these is run once more; the first
 	# attempt is kept in $name.attempt1 and results.py reports the retry.
-	# iou-zcrx gives the whole 2 MiB transfer 5 s from its listen; with the
-	# 64-descriptor ring the test sets, TCG's bursts overflow the ring and
-	# the sender waits out retransmit timeouts (measured: 5 RTOs in the
-	# first failed transfer; a 1.5 s pass had fast retransmits but no
-	# RTO), so "test failed" is a timeout too.
+	# iou-zcrx's "test failed" is its deadline for the 2 MiB transfer.
+	# Upstream gives it 5 s from the listen, which under TCG the client's
+	# start (3.5 s) and the first transfer through a new path with
+	# lockdep (about 10 s) both overran; patch 0022 makes it 20 s from
+	# the accept, and a run that still misses it is retried as a timeout.
 	# A case prints its exception before its result line, and a port the
 	# peer still held shows both causes: count cases, not lines.
 	read -r nfail ntimeout < <(awk '

@@ -6,9 +6,12 @@
 //! A driver implements [`Operations`] for its per-device data `T` and
 //! registers a device with [`Registration::new`], which allocates an
 //! Ethernet `net_device` whose private area holds `T`. Callbacks get a
-//! [`Device<T>`], which gives the `NetDevice` and `&T`. Dropping the
-//! registration unregisters the device (stopping it first if it is up),
-//! then drops `T` and frees the device.
+//! [`Device<T>`], which gives the `NetDevice` and `&T`; those the core
+//! runs under the device's instance lock (`netdev_lock`) get a
+//! [`LockedDevice<T>`], which proves it to what needs the lock (NAPI
+//! states, page pools for a queue). Dropping the registration unregisters
+//! the device (stopping it first if it is up), then drops `T` and frees
+//! the device.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
@@ -36,6 +39,7 @@ use crate::{
         ARef,
         AlwaysRefCounted, //
     },
+    types::NotThreadSafe,
 };
 use core::{
     marker::PhantomData,
@@ -128,11 +132,13 @@ pub struct Stats64 {
 /// `Self`.
 #[vtable]
 pub trait Operations: Sized + Send + Sync + 'static {
-    /// Brings the device up (`ndo_open`), under RTNL.
-    fn open(dev: &Device<Self>) -> Result;
+    /// Brings the device up (`ndo_open`), under RTNL and the instance
+    /// lock.
+    fn open(dev: &LockedDevice<Self>) -> Result;
 
-    /// Takes the device down (`ndo_stop`), under RTNL.
-    fn stop(dev: &Device<Self>) -> Result;
+    /// Takes the device down (`ndo_stop`), under RTNL and the instance
+    /// lock.
+    fn stop(dev: &LockedDevice<Self>) -> Result;
 
     /// Sends `skb` (`ndo_start_xmit`), with the transmit queue's lock held
     /// and bottom halves off. `Ok` when the packet was taken (sent, queued
@@ -145,11 +151,11 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 
     /// Prepares the device for frames of MTU `mtu` (`ndo_change_mtu`),
-    /// under RTNL and, for an ops-locked device, the instance lock. The
-    /// core checked `mtu` against the range set with
-    /// [`Device::set_mtu_range`]; [`NetDevice::mtu`] still gives the old
-    /// value during the call, and the new one once it succeeds.
-    fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
+    /// under RTNL and the instance lock. The core checked `mtu` against
+    /// the range set with [`Device::set_mtu_range`]; [`NetDevice::mtu`]
+    /// still gives the old value during the call, and the new one once it
+    /// succeeds.
+    fn change_mtu(_dev: &LockedDevice<Self>, _mtu: u32) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -340,14 +346,18 @@ pub trait QueueMgmt: Operations {
     /// Allocates memory for receive queue `idx` with configuration `cfg`,
     /// page pools included: a pool made now takes the queue's current
     /// memory provider. The queue keeps running on its old memory.
-    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<Self::RxQueueMem>;
+    fn rx_mem_alloc(
+        dev: &LockedDevice<Self>,
+        cfg: &QueueConfig,
+        idx: u32,
+    ) -> Result<Self::RxQueueMem>;
 
     /// Stops receive queue `idx` and gives up its memory.
-    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
+    fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<Self::RxQueueMem>;
 
     /// Starts receive queue `idx` on `mem`; on failure, hands `mem` back.
     fn rx_start(
-        dev: &Device<Self>,
+        dev: &LockedDevice<Self>,
         mem: Self::RxQueueMem,
         idx: u32,
     ) -> Result<(), (Error, Self::RxQueueMem)>;
@@ -461,9 +471,15 @@ impl<T: QueueMgmt> QueueAdapter<T> {
     unsafe fn args<'a>(
         dev: *mut bindings::net_device,
         mem: *mut c_void,
-    ) -> (&'a Device<T>, &'a mut QueueMemSlot<T::RxQueueMem>) {
-        // SAFETY: per this function's contract.
-        unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) }
+    ) -> (&'a LockedDevice<T>, &'a mut QueueMemSlot<T::RxQueueMem>) {
+        // SAFETY: per this function's contract: the core holds the
+        // instance lock around the queue ops, for the call.
+        unsafe {
+            (
+                LockedDevice::from_device(Device::<T>::from_raw(dev)),
+                QueueMemSlot::from_raw(mem),
+            )
+        }
     }
 
     /// # Safety
@@ -1130,6 +1146,46 @@ impl<T> core::ops::Deref for Device<T> {
     }
 }
 
+/// A [`Device`] whose instance lock (`netdev_lock`) is held: what the
+/// callbacks the core runs under the lock get, and the proof that what
+/// needs the lock takes, such as making a page pool for a queue
+/// ([`Params::rx_queue_locked`](super::page_pool::Params::rx_queue_locked)).
+///
+/// Every device [`Registration::new`] registers asks the core for the lock
+/// around all its ops (`request_ops_lock`): [`Operations::open`],
+/// [`Operations::stop`], [`Operations::change_mtu`], the ethtool ops and
+/// the queue management ops run under it. Only a reference exists, for the
+/// call, and it is not `Send`: the lock is not held anywhere else.
+///
+/// # Invariants
+///
+/// The device's instance lock is held, by the thread that has the
+/// reference, for as long as the reference lives.
+#[repr(transparent)]
+pub struct LockedDevice<T>(Device<T>, NotThreadSafe);
+
+impl<T> LockedDevice<T> {
+    /// The device `dev`, whose instance lock the caller holds.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `dev`'s instance lock for `'a`.
+    pub unsafe fn from_device<'a>(dev: &'a Device<T>) -> &'a Self {
+        // SAFETY: `Self` is transparent over `Device<T>` (the marker is a
+        // ZST).
+        // INVARIANT: locked for `'a`, per the caller.
+        unsafe { &*core::ptr::from_ref(dev).cast() }
+    }
+}
+
+impl<T> core::ops::Deref for LockedDevice<T> {
+    type Target = Device<T>;
+
+    fn deref(&self) -> &Device<T> {
+        &self.0
+    }
+}
+
 /// Fills `key` with the system's RSS hash key (`netdev_rss_key_fill`),
 /// random and the same for every device, so that flows hash alike.
 pub fn rss_key_fill(key: &mut [u8]) {
@@ -1189,10 +1245,20 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the core for a device registered for `T`.
+    /// As for `dev`, and the caller holds the device's instance lock for
+    /// `'a`.
+    unsafe fn locked<'a>(dev: *mut bindings::net_device) -> &'a LockedDevice<T> {
+        // SAFETY: per the caller.
+        unsafe { LockedDevice::from_device(Device::from_raw(dev)) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`, under its
+    /// instance lock (`request_ops_lock`, set by [`Registration::new`]).
     unsafe extern "C" fn open(dev: *mut bindings::net_device) -> c_int {
         // SAFETY: per this function's contract.
-        from_result(|| T::open(unsafe { Self::dev(dev) }).map(|()| 0))
+        from_result(|| T::open(unsafe { Self::locked(dev) }).map(|()| 0))
     }
 
     /// # Safety
@@ -1200,12 +1266,13 @@ impl<T: Operations> Adapter<T> {
     /// As for `open`.
     unsafe extern "C" fn stop(dev: *mut bindings::net_device) -> c_int {
         // SAFETY: per this function's contract.
-        from_result(|| T::stop(unsafe { Self::dev(dev) }).map(|()| 0))
+        from_result(|| T::stop(unsafe { Self::locked(dev) }).map(|()| 0))
     }
 
     /// # Safety
     ///
-    /// As for `open`, with a buffer the driver now owns.
+    /// Called by the core for a device registered for `T`, with a buffer
+    /// the driver now owns.
     unsafe extern "C" fn start_xmit(
         skb: *mut bindings::sk_buff,
         dev: *mut bindings::net_device,
@@ -1236,7 +1303,8 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`, with `stats` writable.
+    /// Called by the core for a device registered for `T`, with `stats`
+    /// writable.
     unsafe extern "C" fn get_stats64(
         dev: *mut bindings::net_device,
         stats: *mut bindings::rtnl_link_stats64,
@@ -1262,7 +1330,7 @@ impl<T: Operations> Adapter<T> {
     /// As for `open`.
     unsafe extern "C" fn change_mtu(dev: *mut bindings::net_device, mtu: c_int) -> c_int {
         // SAFETY: per this function's contract.
-        let d = unsafe { Self::dev(dev) };
+        let d = unsafe { Self::locked(dev) };
         from_result(|| {
             let mtu = u32::try_from(mtu).map_err(|_| EINVAL)?;
             T::change_mtu(d, mtu)?;
@@ -1276,8 +1344,9 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`, with `uc` and `mc` the core's snapshots of the
-    /// device's address lists, left alone during the call.
+    /// Called by the core for a device registered for `T`, with `uc` and
+    /// `mc` the core's snapshots of the device's address lists, left alone
+    /// during the call.
     unsafe extern "C" fn set_rx_mode(
         dev: *mut bindings::net_device,
         uc: *mut bindings::netdev_hw_addr_list,
@@ -1348,6 +1417,9 @@ impl<T: Operations> Registration<T> {
             let raw = dev.as_ptr();
             (*raw).dev.parent = parent.as_raw();
             (*raw).netdev_ops = Adapter::<T>::OPS_REF;
+            // Every op under the instance lock, which `LockedDevice`
+            // promises the callbacks.
+            (*raw).request_ops_lock = true;
             bindings::eth_hw_addr_set(raw, mac.as_ptr());
         }
         // SAFETY: allocated for `T` with an initialised `T`.

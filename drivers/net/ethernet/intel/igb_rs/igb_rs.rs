@@ -41,6 +41,7 @@ use kernel::{
             Busy,
             Device,
             Features,
+            LockedDevice,
             Operations,
             QueueConfig,
             QueueMgmt,
@@ -693,13 +694,9 @@ impl Nic {
 
     /// A new receive ring for queue pair `idx` as configured now: header
     /// split, and the buffer size and memory provider of the queue.
-    ///
-    /// # Safety
-    ///
-    /// The device's instance lock is held.
-    unsafe fn new_rx_ring(
+    fn new_rx_ring(
         &self,
-        dev: &Device<Nic>,
+        dev: &LockedDevice<Nic>,
         idx: usize,
         cfg: &QueueConfig,
     ) -> Result<RxRing> {
@@ -708,20 +705,17 @@ impl Nic {
         }
         // CAST: below QUEUES.
         let idx = idx as u32;
-        // SAFETY: the instance lock is held, per the caller.
-        unsafe {
-            RxRing::new(
-                self.bound(),
-                dev,
-                idx,
-                self.split.load(Relaxed),
-                cfg,
-                (
-                    self.rx_ring_size.load(Relaxed),
-                    self.max_frame.load(Relaxed),
-                ),
-            )
-        }
+        RxRing::new(
+            self.bound(),
+            dev,
+            idx,
+            self.split.load(Relaxed),
+            cfg,
+            (
+                self.rx_ring_size.load(Relaxed),
+                self.max_frame.load(Relaxed),
+            ),
+        )
     }
 
     /// Stops the receive and transmit units and every queue, and waits
@@ -843,7 +837,7 @@ impl Nic {
     /// failure the old sizes stay.
     fn resize_rings(
         &self,
-        dev: &Device<Nic>,
+        dev: &LockedDevice<Nic>,
         (rx, tx): (u32, u32),
         split: ethtool::TcpDataSplit,
     ) -> Result {
@@ -918,15 +912,13 @@ struct RxSetup {
 
 #[vtable]
 impl Operations for Nic {
-    fn open(dev: &Device<Self>) -> Result {
+    fn open(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
         let prepared = nic.active().iter().try_for_each(|q| {
             // CAST: below QUEUES.
             let cfg = dev.queue_config(q.idx as u32);
-            // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API.
-            let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+            let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
             // SAFETY: the pair's NAPI is off the device (`stop` took it
             // off), and polls this ring alone once added; `stop`, or the
             // unwinding below, drops the ring with the NAPI off.
@@ -977,7 +969,7 @@ impl Operations for Nic {
         Ok(())
     }
 
-    fn stop(dev: &Device<Self>) -> Result {
+    fn stop(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         dev.stop_all_queues();
         dev.carrier_off();
@@ -1005,7 +997,7 @@ impl Operations for Nic {
         Ok(())
     }
 
-    fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
+    fn change_mtu(dev: &LockedDevice<Self>, mtu: u32) -> Result {
         let nic = dev.data();
         let (old, new) = (nic.max_frame.load(Relaxed), max_frame(mtu));
         if !dev.is_running() {
@@ -1139,7 +1131,11 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_ringparam(dev: &Device<Self>, ring: &ethtool::RingParam, extack: &ExtAck<'_>) -> Result {
+    fn set_ringparam(
+        dev: &LockedDevice<Self>,
+        ring: &ethtool::RingParam,
+        extack: &ExtAck<'_>,
+    ) -> Result {
         let nic = dev.data();
         // Below the minimum is refused, so that a size accepted is the size
         // set (the C igb raises it); the core refused any above the
@@ -1169,9 +1165,7 @@ impl ethtool::Ops for Nic {
                 // CAST: below QUEUES.
                 let idx = q.idx as u32;
                 let cfg = dev.queue_config(idx);
-                // SAFETY: the core holds the instance lock around the
-                // ethtool ops of a device with the queue management API.
-                let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+                let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
                 let old = <Nic as QueueMgmt>::rx_stop(dev, idx)?;
                 if let Err((e, _new)) = <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
                     // Back on the old ring, which worked.
@@ -1329,7 +1323,7 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_channels(dev: &Device<Self>, ch: &ethtool::Channels) -> Result {
+    fn set_channels(dev: &LockedDevice<Self>, ch: &ethtool::Channels) -> Result {
         let nic = dev.data();
         // CAST: u32 to usize is lossless on Linux.
         let n = ch.combined_count as usize;
@@ -1395,14 +1389,13 @@ impl QueueMgmt for Nic {
         Ok(())
     }
 
-    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
+    fn rx_mem_alloc(dev: &LockedDevice<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { nic.new_rx_ring(dev, q.idx, cfg) }
+        nic.new_rx_ring(dev, q.idx, cfg)
     }
 
-    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
+    fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
         // NAPI first: no tail write races with the stop.
@@ -1439,7 +1432,11 @@ impl QueueMgmt for Nic {
         }
     }
 
-    fn rx_start(dev: &Device<Self>, mut ring: RxRing, idx: u32) -> Result<(), (Error, RxRing)> {
+    fn rx_start(
+        dev: &LockedDevice<Self>,
+        mut ring: RxRing,
+        idx: u32,
+    ) -> Result<(), (Error, RxRing)> {
         let nic = dev.data();
         let q = match nic.queue(idx) {
             Ok(q) => q,

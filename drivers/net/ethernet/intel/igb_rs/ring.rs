@@ -36,9 +36,11 @@ use kernel::{
         io_write, //
     },
     net::{
-        driver::QueueConfig,
+        driver::{
+            LockedDevice,
+            QueueConfig, //
+        },
         napi::Napi,
-        netdev::NetDevice,
         page_pool::{
             Params,
             Pool,
@@ -307,15 +309,11 @@ impl RxRing {
     /// The payload pool names no NAPI instance yet: a ring whose making
     /// fails is dropped while the queue's NAPI still polls the old ring.
     /// [`RxRing::attach_napi`] hands the pool to the NAPI once the ring is
-    /// the queue's.
-    ///
-    /// # Safety
-    ///
-    /// The device's instance lock is held (the pool takes the queue's
-    /// memory provider).
-    pub(crate) unsafe fn new(
+    /// the queue's. The device's instance lock is held: the pool takes the
+    /// queue's memory provider.
+    pub(crate) fn new(
         dev: &Device<Bound>,
-        netdev: &NetDevice,
+        netdev: &LockedDevice<super::Nic>,
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
@@ -324,8 +322,7 @@ impl RxRing {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
-        // SAFETY: the instance lock is held, per the caller.
-        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
+        let params = Params::new(dev, order, n).rx_queue_locked(netdev, idx);
         let pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The

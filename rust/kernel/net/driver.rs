@@ -1148,7 +1148,9 @@ impl<T> core::ops::Deref for Device<T> {
 
 /// A [`Device`] whose instance lock (`netdev_lock`) is held: what the
 /// callbacks the core runs under the lock get, and the proof that what
-/// needs the lock takes, such as making a page pool for a queue
+/// needs the lock takes, such as enabling a NAPI instance
+/// ([`Added::enable`](super::napi::Added::enable)) or making a page pool
+/// for a queue
 /// ([`Params::rx_queue_locked`](super::page_pool::Params::rx_queue_locked)).
 ///
 /// Every device [`Registration::new`] registers asks the core for the lock

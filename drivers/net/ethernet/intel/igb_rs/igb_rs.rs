@@ -56,6 +56,7 @@ use kernel::{
         ethtool,
         napi::{
             Napi,
+            NapiPoll,
             Poll, //
         },
         netlink::request::ExtAck,
@@ -277,10 +278,16 @@ impl QueuePair {
         self.idx as u16
     }
 
-    /// Frees what the device sent off `tx`, the pair's ring, and tells
-    /// byte queue limits.
-    fn complete_tx(&self, dev: &Device<Nic>, tx: &mut TxRing, budget: i32) -> bool {
-        let (frames, bytes) = tx.clean(dev.data().bound(), budget);
+    /// Frees what the device sent off `tx`, the pair's ring, from the
+    /// pair's poll `napi` or, without, from any context; and tells byte
+    /// queue limits.
+    fn complete_tx(
+        &self,
+        dev: &Device<Nic>,
+        tx: &mut TxRing,
+        napi: Option<&NapiPoll<'_, Self>>,
+    ) -> bool {
+        let (frames, bytes) = tx.clean(dev.data().bound(), napi);
         if frames > 0 {
             // SAFETY: completions of this queue hold its ring lock, as
             // `tx` says.
@@ -289,9 +296,9 @@ impl QueuePair {
         frames > 0
     }
 
-    fn clean_tx(&self, dev: &Device<Nic>, budget: i32) {
+    fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
         let mut tx = self.tx.lock();
-        if self.complete_tx(dev, &mut tx, budget)
+        if self.complete_tx(dev, &mut tx, Some(napi))
             && dev.queue_stopped(self.txq())
             && tx.unused() >= ring::TX_FRAME_MAX
         {
@@ -302,11 +309,18 @@ impl QueuePair {
 }
 
 impl Poll for QueuePair {
-    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32 {
-        // SAFETY: the NAPI instance was added to this driver's device.
-        let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
+    type Data = Nic;
+
+    fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+        let dev = napi.dev();
         let nic = dev.data();
-        this.clean_tx(dev, budget);
+        let budget = napi.budget();
+        this.clean_tx(dev, &napi);
+        let Some(rx) = napi.rx() else {
+            // Netpoll, for transmit completions only: the ring and its
+            // pools are left to the next poll with a budget.
+            return 0;
+        };
         let learn = |frame: &[u8], hash: u32| nic.learn_syn(frame, hash);
         let watch: Option<ring::SynWatch<'_>> = if nic.learning.load(Relaxed) {
             Some(&learn)
@@ -314,7 +328,7 @@ impl Poll for QueuePair {
             None
         };
         let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(napi, budget, watch),
+            Some(ring) => ring.poll(&rx, budget, watch),
             None => Default::default(),
         };
         if let Some(tail) = tail {
@@ -942,21 +956,23 @@ impl Operations for Nic {
             hw::release_control(nic);
             return Err(e);
         }
-        for q in nic.active() {
-            // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API; the instance is in the
-            // pair, in the device's own data, and off the device (`stop`
-            // takes it off); its index is the pair's, below QUEUES. The
-            // pair's queues are in use (`active`), and `stop` forgets them
-            // before it takes the instance off.
-            unsafe {
-                // CAST: below QUEUES.
-                q.napi.add_locked(dev, q, q.idx as u32);
-                q.napi.set_irq_locked(q.irq);
-                q.napi.enable_locked();
-                // CAST: below QUEUES.
-                q.napi.serve_queues(q.idx as u32, true);
-            }
+        let polled = nic.active().iter().try_for_each(|q| {
+            // SAFETY: the owner is the pair the instance is in, declared
+            // before the fields the poll uses that have anything to drop
+            // (the rings), so dropped, which removes it, first; the pair is
+            // in the data of `dev`, the only device it is added to, which
+            // outlives it. Its index is the pair's, no other pair's.
+            // CAST: below QUEUES.
+            let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
+            napi.set_irq(dev, q.irq);
+            napi.enable(dev);
+            napi.serve_queues(dev, true)
+        });
+        if let Err(e) = polled {
+            // Not with the pairs' indexes below the device's queue count,
+            // but `stop` would undo it all.
+            let _ = Self::stop(dev);
+            return Err(e);
         }
         nic.irq_enable();
         nic.start_link();
@@ -975,12 +991,9 @@ impl Operations for Nic {
         dev.carrier_off();
         nic.irq_disable();
         for q in nic.active() {
-            // SAFETY: as in `open`.
-            unsafe {
-                // CAST: below QUEUES.
-                q.napi.serve_queues(q.idx as u32, false);
-                q.napi.disable_locked();
-                q.napi.remove_locked();
+            // Forgets the queues, disables and removes it.
+            if let Some(napi) = q.napi.added() {
+                napi.remove(dev);
             }
         }
         let stopped = nic.quiesce();
@@ -1065,7 +1078,7 @@ impl Operations for Nic {
             q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
         }
         if tx.unused() < ring::TX_FRAME_MAX {
-            q.complete_tx(dev, &mut tx, 0);
+            q.complete_tx(dev, &mut tx, None);
             if tx.unused() < ring::TX_FRAME_MAX {
                 dev.stop_queue(qi);
                 q.tx_stops.add(1, Relaxed);
@@ -1398,9 +1411,10 @@ impl QueueMgmt for Nic {
     fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
+        // The queues restart while the device is up, their NAPIs added.
+        let napi = q.napi.added().ok_or(EINVAL)?;
         // NAPI first: no tail write races with the stop.
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { q.napi.disable_locked() };
+        napi.disable(dev);
         // Unlike the C igb, which resets the whole device, one queue stops
         // here while the others run: the ring may go only once the queue's
         // ENABLE bit reads 0 (the device can finish a descriptor fetch or
@@ -1423,8 +1437,7 @@ impl QueueMgmt for Nic {
                 Ok(r)
             }
             Err(e) => {
-                // SAFETY: as above.
-                unsafe { q.napi.enable_locked() };
+                napi.enable(dev);
                 // What came while NAPI was off, as in `rx_start`.
                 q.napi.schedule();
                 Err(e)
@@ -1438,9 +1451,8 @@ impl QueueMgmt for Nic {
         idx: u32,
     ) -> Result<(), (Error, RxRing)> {
         let nic = dev.data();
-        let q = match nic.queue(idx) {
-            Ok(q) => q,
-            Err(e) => return Err((e, ring)),
+        let Some((q, napi)) = nic.queue(idx).ok().and_then(|q| Some((q, q.napi.added()?))) else {
+            return Err((EINVAL, ring));
         };
         // The queue is off (`rx_stop`); `start_rx` programs it while it is,
         // enables it, waits until it runs, and only then gives it the
@@ -1463,8 +1475,7 @@ impl QueueMgmt for Nic {
         unsafe { ring.attach_napi(&q.napi) };
         // The queue was stopped: there is no old ring.
         drop(q.put_rx(ring));
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { q.napi.enable_locked() };
+        napi.enable(dev);
         // The vector may have fired while NAPI was off: the handler masked
         // it and its schedule was dropped. One poll takes what came
         // meanwhile and unmasks the vector when it completes.

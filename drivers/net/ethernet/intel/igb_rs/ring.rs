@@ -40,7 +40,11 @@ use kernel::{
             LockedDevice,
             QueueConfig, //
         },
-        napi::Napi,
+        napi::{
+            Napi,
+            NapiPoll,
+            NapiRx, //
+        },
         page_pool::{
             Params,
             Pool,
@@ -504,7 +508,7 @@ impl RxRing {
     /// the reason returned, its skb freed if it had one.
     fn build_split(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -541,7 +545,7 @@ impl RxRing {
     /// `build_split`.
     fn build_whole(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -577,7 +581,7 @@ impl RxRing {
     /// `headroom` bytes into `buf`, around it.
     fn build_in_place(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -632,7 +636,7 @@ impl RxRing {
     /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -712,7 +716,7 @@ impl RxRing {
     /// header split) and the payload length in the descriptor.
     fn build_first(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
         st: u64,
@@ -1015,9 +1019,14 @@ impl TxRing {
         })
     }
 
-    /// Frees the frames the device sent (`budget` as NAPI gives it, 0
-    /// outside NAPI); returns how many, and their bytes.
-    pub(crate) fn clean(&mut self, dev: &Device<Bound>, budget: i32) -> (u32, u32) {
+    /// Frees the frames the device sent, into the NAPI caches from the
+    /// queue's poll `napi`, as any context frees them without; returns how
+    /// many, and their bytes.
+    pub(crate) fn clean(
+        &mut self,
+        dev: &Device<Bound>,
+        napi: Option<&NapiPoll<'_, super::QueuePair>>,
+    ) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1041,7 +1050,10 @@ impl TxRing {
             self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
-                skb.napi_consume(budget);
+                match napi {
+                    Some(napi) => skb.napi_consume(napi),
+                    None => skb.consume(),
+                }
             }
             self.next_to_clean = self.next(eop);
             n += 1;

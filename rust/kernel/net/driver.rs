@@ -6,9 +6,12 @@
 //! A driver implements [`Operations`] for its per-device data `T` and
 //! registers a device with [`Registration::new`], which allocates an
 //! Ethernet `net_device` whose private area holds `T`. Callbacks get a
-//! [`Device<T>`], which gives the `NetDevice` and `&T`. Dropping the
-//! registration unregisters the device (stopping it first if it is up),
-//! then drops `T` and frees the device.
+//! [`Device<T>`], which gives the `NetDevice` and `&T`; those the core
+//! runs under the device's instance lock (`netdev_lock`) get a
+//! [`LockedDevice<T>`], which proves it to what needs the lock (NAPI
+//! states, page pools for a queue). Dropping the registration unregisters
+//! the device (stopping it first if it is up), then drops `T` and frees
+//! the device.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
@@ -45,7 +48,7 @@ use crate::{
         LockClassKey,
     },
     time::Jiffies,
-    types::Opaque,
+    types::{NotThreadSafe, Opaque},
 };
 use core::{
     marker::{
@@ -141,11 +144,13 @@ pub struct Stats64 {
 /// `Self`.
 #[vtable]
 pub trait Operations: Sized + Send + Sync + 'static {
-    /// Brings the device up (`ndo_open`), under RTNL.
-    fn open(dev: &Device<Self>) -> Result;
+    /// Brings the device up (`ndo_open`), under RTNL and the instance
+    /// lock.
+    fn open(dev: &LockedDevice<Self>) -> Result;
 
-    /// Takes the device down (`ndo_stop`), under RTNL.
-    fn stop(dev: &Device<Self>) -> Result;
+    /// Takes the device down (`ndo_stop`), under RTNL and the instance
+    /// lock.
+    fn stop(dev: &LockedDevice<Self>) -> Result;
 
     /// Sends `skb` (`ndo_start_xmit`), with the transmit queue's lock held
     /// and bottom halves off. `Ok` when the packet was taken (sent, queued
@@ -158,11 +163,11 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 
     /// Prepares the device for frames of MTU `mtu` (`ndo_change_mtu`),
-    /// under RTNL and, for an ops-locked device, the instance lock. The
-    /// core checked `mtu` against the range set with
-    /// [`Device::set_mtu_range`]; [`NetDevice::mtu`] still gives the old
-    /// value during the call, and the new one once it succeeds.
-    fn change_mtu(_dev: &Device<Self>, _mtu: u32) -> Result {
+    /// under RTNL and the instance lock. The core checked `mtu` against
+    /// the range set with [`Device::set_mtu_range`]; [`NetDevice::mtu`]
+    /// still gives the old value during the call, and the new one once it
+    /// succeeds.
+    fn change_mtu(_dev: &LockedDevice<Self>, _mtu: u32) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -527,14 +532,18 @@ pub trait QueueMgmt: Operations {
     /// Allocates memory for receive queue `idx` with configuration `cfg`,
     /// page pools included: a pool made now takes the queue's current
     /// memory provider. The queue keeps running on its old memory.
-    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<Self::RxQueueMem>;
+    fn rx_mem_alloc(
+        dev: &LockedDevice<Self>,
+        cfg: &QueueConfig,
+        idx: u32,
+    ) -> Result<Self::RxQueueMem>;
 
     /// Stops receive queue `idx` and gives up its memory.
-    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<Self::RxQueueMem>;
+    fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<Self::RxQueueMem>;
 
     /// Starts receive queue `idx` on `mem`; on failure, hands `mem` back.
     fn rx_start(
-        dev: &Device<Self>,
+        dev: &LockedDevice<Self>,
         mem: Self::RxQueueMem,
         idx: u32,
     ) -> Result<(), (Error, Self::RxQueueMem)>;
@@ -648,9 +657,15 @@ impl<T: QueueMgmt> QueueAdapter<T> {
     unsafe fn args<'a>(
         dev: *mut bindings::net_device,
         mem: *mut c_void,
-    ) -> (&'a Device<T>, &'a mut QueueMemSlot<T::RxQueueMem>) {
-        // SAFETY: per this function's contract.
-        unsafe { (Device::<T>::from_raw(dev), QueueMemSlot::from_raw(mem)) }
+    ) -> (&'a LockedDevice<T>, &'a mut QueueMemSlot<T::RxQueueMem>) {
+        // SAFETY: per this function's contract: the core holds the
+        // instance lock around the queue ops, for the call.
+        unsafe {
+            (
+                LockedDevice::from_device(Device::<T>::from_raw(dev)),
+                QueueMemSlot::from_raw(mem),
+            )
+        }
     }
 
     /// # Safety
@@ -1000,6 +1015,26 @@ impl<T> Device<T> {
         unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
     }
 
+    /// Runs `f` under RTNL and the device's instance lock, taken in that
+    /// order, as the core runs [`Operations::open`] and
+    /// [`Operations::stop`]: for work a driver starts itself, such as a
+    /// reset from a work item. Process context, holding neither lock
+    /// (they do not nest), and not from anything RTNL's holders wait for.
+    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&LockedDevice<T>) -> R) -> R {
+        // SAFETY: process context without RTNL, per the documentation.
+        unsafe { bindings::rtnl_lock() };
+        let r = {
+            let _locked = self.lock();
+            // SAFETY: the instance lock is held until `_locked` drops,
+            // after `f` returns; `f` takes the reference for any lifetime,
+            // so it cannot keep it past the call.
+            f(unsafe { LockedDevice::from_device(self) })
+        };
+        // SAFETY: taken above.
+        unsafe { bindings::rtnl_unlock() };
+        r
+    }
+
     /// Whether the device is up (`netif_running`).
     pub fn is_running(&self) -> bool {
         // SAFETY: a live device.
@@ -1317,6 +1352,48 @@ impl<T> core::ops::Deref for Device<T> {
     }
 }
 
+/// A [`Device`] whose instance lock (`netdev_lock`) is held: what the
+/// callbacks the core runs under the lock get, and the proof that what
+/// needs the lock takes, such as enabling a NAPI instance
+/// ([`Added::enable`](super::napi::Added::enable)) or making a page pool
+/// for a queue
+/// ([`Params::rx_queue_locked`](super::page_pool::Params::rx_queue_locked)).
+///
+/// Every device [`Registration::new`] registers asks the core for the lock
+/// around all its ops (`request_ops_lock`): [`Operations::open`],
+/// [`Operations::stop`], [`Operations::change_mtu`], the ethtool ops and
+/// the queue management ops run under it. Only a reference exists, for the
+/// call, and it is not `Send`: the lock is not held anywhere else.
+///
+/// # Invariants
+///
+/// The device's instance lock is held, by the thread that has the
+/// reference, for as long as the reference lives.
+#[repr(transparent)]
+pub struct LockedDevice<T>(Device<T>, NotThreadSafe);
+
+impl<T> LockedDevice<T> {
+    /// The device `dev`, whose instance lock the caller holds.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `dev`'s instance lock for `'a`.
+    pub unsafe fn from_device<'a>(dev: &'a Device<T>) -> &'a Self {
+        // SAFETY: `Self` is transparent over `Device<T>` (the marker is a
+        // ZST).
+        // INVARIANT: locked for `'a`, per the caller.
+        unsafe { &*core::ptr::from_ref(dev).cast() }
+    }
+}
+
+impl<T> core::ops::Deref for LockedDevice<T> {
+    type Target = Device<T>;
+
+    fn deref(&self) -> &Device<T> {
+        &self.0
+    }
+}
+
 /// Fills `key` with the system's RSS hash key (`netdev_rss_key_fill`),
 /// random and the same for every device, so that flows hash alike.
 pub fn rss_key_fill(key: &mut [u8]) {
@@ -1381,10 +1458,20 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the core for a device registered for `T`.
+    /// As for `dev`, and the caller holds the device's instance lock for
+    /// `'a`.
+    unsafe fn locked<'a>(dev: *mut bindings::net_device) -> &'a LockedDevice<T> {
+        // SAFETY: per the caller.
+        unsafe { LockedDevice::from_device(Device::from_raw(dev)) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core for a device registered for `T`, under its
+    /// instance lock (`request_ops_lock`, set by [`Registration::new`]).
     unsafe extern "C" fn open(dev: *mut bindings::net_device) -> c_int {
         // SAFETY: per this function's contract.
-        from_result(|| T::open(unsafe { Self::dev(dev) }).map(|()| 0))
+        from_result(|| T::open(unsafe { Self::locked(dev) }).map(|()| 0))
     }
 
     /// # Safety
@@ -1392,12 +1479,13 @@ impl<T: Operations> Adapter<T> {
     /// As for `open`.
     unsafe extern "C" fn stop(dev: *mut bindings::net_device) -> c_int {
         // SAFETY: per this function's contract.
-        from_result(|| T::stop(unsafe { Self::dev(dev) }).map(|()| 0))
+        from_result(|| T::stop(unsafe { Self::locked(dev) }).map(|()| 0))
     }
 
     /// # Safety
     ///
-    /// As for `open`, with a buffer the driver now owns.
+    /// Called by the core for a device registered for `T`, with a buffer
+    /// the driver now owns.
     unsafe extern "C" fn start_xmit(
         skb: *mut bindings::sk_buff,
         dev: *mut bindings::net_device,
@@ -1428,7 +1516,8 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`, with `stats` writable.
+    /// Called by the core for a device registered for `T`, with `stats`
+    /// writable.
     unsafe extern "C" fn get_stats64(
         dev: *mut bindings::net_device,
         stats: *mut bindings::rtnl_link_stats64,
@@ -1454,7 +1543,7 @@ impl<T: Operations> Adapter<T> {
     /// As for `open`.
     unsafe extern "C" fn change_mtu(dev: *mut bindings::net_device, mtu: c_int) -> c_int {
         // SAFETY: per this function's contract.
-        let d = unsafe { Self::dev(dev) };
+        let d = unsafe { Self::locked(dev) };
         from_result(|| {
             let mtu = u32::try_from(mtu).map_err(|_| EINVAL)?;
             T::change_mtu(d, mtu)?;
@@ -1468,7 +1557,8 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`.
+    /// Called by the core for a device registered for `T`, from its
+    /// transmit watchdog (a timer: softirq, no instance lock).
     unsafe extern "C" fn tx_timeout(dev: *mut bindings::net_device, txqueue: c_uint) {
         // SAFETY: per this function's contract.
         T::tx_timeout(unsafe { Self::dev(dev) }, txqueue);
@@ -1476,8 +1566,9 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// As for `open`, with `uc` and `mc` the core's snapshots of the
-    /// device's address lists, left alone during the call.
+    /// Called by the core for a device registered for `T`, with `uc` and
+    /// `mc` the core's snapshots of the device's address lists, left alone
+    /// during the call.
     unsafe extern "C" fn set_rx_mode(
         dev: *mut bindings::net_device,
         uc: *mut bindings::netdev_hw_addr_list,
@@ -1548,6 +1639,9 @@ impl<T: Operations> Registration<T> {
             let raw = dev.as_ptr();
             (*raw).dev.parent = parent.as_raw();
             (*raw).netdev_ops = Adapter::<T>::OPS_REF;
+            // Every op under the instance lock, which `LockedDevice`
+            // promises the callbacks.
+            (*raw).request_ops_lock = true;
             bindings::eth_hw_addr_set(raw, mac.as_ptr());
         }
         // SAFETY: allocated for `T` with an initialised `T`.

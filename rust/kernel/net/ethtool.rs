@@ -14,6 +14,7 @@ use crate::{
     net::{
         driver::{
             Device,
+            LockedDevice,
             Operations, //
         },
         netlink::request::ExtAck,
@@ -424,7 +425,7 @@ pub trait Ops: Operations {
     /// the request into the current ones and checked them against the
     /// maxima. Implementing it lets user space set tcp-data-split and
     /// hds-thresh.
-    fn set_ringparam(_dev: &Device<Self>, _ring: &RingParam, _extack: &ExtAck<'_>) -> Result {
+    fn set_ringparam(_dev: &LockedDevice<Self>, _ring: &RingParam, _extack: &ExtAck<'_>) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -530,7 +531,7 @@ pub trait Ops: Operations {
     /// Called with RTNL held as well as the instance lock (the adapter
     /// asks for it: changing the real queue counts needs it), where the
     /// other ops of an ops-locked device get the instance lock only.
-    fn set_channels(_dev: &Device<Self>, _ch: &Channels) -> Result {
+    fn set_channels(_dev: &LockedDevice<Self>, _ch: &Channels) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -827,8 +828,16 @@ impl<T: Ops> Adapter<T> {
         kring: *mut bindings::kernel_ethtool_ringparam,
         extack: *mut bindings::netlink_ext_ack,
     ) -> c_int {
-        // SAFETY: per this function's contract.
-        let (dev, ring, kring) = unsafe { (Device::<T>::from_raw(dev), &*ring, &*kring) };
+        // SAFETY: per this function's contract; the core runs the ethtool
+        // ops of an ops-locked device, as `Registration::new` makes every
+        // device, under its instance lock.
+        let (dev, ring, kring) = unsafe {
+            (
+                LockedDevice::from_device(Device::<T>::from_raw(dev)),
+                &*ring,
+                &*kring,
+            )
+        };
         // SAFETY: null or the request's extended ACK, used only here.
         let extack = unsafe { ExtAck::from_raw(extack) };
         let r = RingParam {
@@ -1121,8 +1130,9 @@ impl<T: Ops> Adapter<T> {
         dev: *mut bindings::net_device,
         ch: *mut bindings::ethtool_channels,
     ) -> c_int {
-        // SAFETY: per this function's contract.
-        let (dev, ch) = unsafe { (Device::<T>::from_raw(dev), &*ch) };
+        // SAFETY: per this function's contract; under the instance lock, as
+        // in `set_ringparam`.
+        let (dev, ch) = unsafe { (LockedDevice::from_device(Device::<T>::from_raw(dev)), &*ch) };
         let c = Channels {
             max_combined: ch.max_combined,
             max_other: ch.max_other,

@@ -3,24 +3,51 @@
 //! NAPI: a driver's polled receive and transmit-completion work.
 //!
 //! A [`Napi`] is embedded, pinned, in the object that owns a queue's state
-//! (the owner, `T`), and polls it through [`Poll::poll`]. It is added to a
-//! device with [`Napi::add`] and removed when dropped; [`Napi::enable`] and
-//! [`Napi::disable`] bracket the time the device is up.
+//! (the owner, `T`), and polls it through [`Poll::poll`]. What may be done
+//! with an instance follows from its types:
+//!
+//! - a [`Napi`] alone can only be scheduled ([`Napi::schedule`], from any
+//!   context; an instance that is not enabled stays put);
+//! - [`Napi::add`] puts it on a device and gives its [`Added`] view,
+//!   through which it is enabled, disabled, named as serving its queues and
+//!   removed, each with the device's instance lock held (a
+//!   [`LockedDevice`]);
+//! - only the poll gets a [`NapiPoll`], a token that lives no longer than
+//!   the callback and alone completes the poll, and, unless the poll only
+//!   cleans up after transmits (netpoll's budget of 0), alone hands packets
+//!   to the stack and allocates them from the NAPI caches ([`NapiRx`]);
+//!   [`SkBuff::napi_consume`] frees a sent packet into those caches.
+//!
+//! Dropping a [`Napi`] disables it if it is enabled, and removes it from its
+//! device if it is on one.
 //!
 //! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
 
+#[cfg(CONFIG_PAGE_POOL)]
+use crate::net::{
+    page_pool::PoolNetmem,
+    skbuff::SHINFO_ROOM, //
+};
 use crate::{
     ffi::c_int,
     net::{
-        netdev::NetDevice,
-        page_pool::PoolNetmem,
-        skbuff::{
-            SkBuff,
-            SHINFO_ROOM, //
+        driver::{
+            Device,
+            LockedDevice, //
         },
+        skbuff::SkBuff,
     },
     prelude::*,
-    types::Opaque, //
+    sync::atomic::{
+        Acquire,
+        Atomic,
+        Relaxed,
+        Release, //
+    },
+    types::{
+        NotThreadSafe,
+        Opaque, //
+    },
 };
 use core::{
     cell::Cell,
@@ -29,39 +56,69 @@ use core::{
 
 /// What a NAPI instance polls.
 pub trait Poll: Sized + Sync {
-    /// Does up to `budget` units of receive work; returns how many it did.
-    /// Returning less than `budget` means the work is done: the owner calls
-    /// [`Napi::complete_done`] and re-enables its interrupt.
-    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32;
+    /// The data of the network device the instance polls for: the `T` of
+    /// its [`Device<T>`].
+    type Data;
+
+    /// Does up to [`NapiPoll::budget`] units of work; returns how many it
+    /// did.
+    ///
+    /// A poll that is done ends with [`NapiPoll::complete_done`] (and then
+    /// typically re-enables its interrupt). One that does not complete is
+    /// polled again, and counts as having used its whole budget, whatever
+    /// it returns: the NAPI core requires exactly that of a poll that keeps
+    /// its instance scheduled.
+    fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32;
 }
+
+/// The instance is not on a device.
+const OFF: u32 = 0;
+/// On its device, disabled.
+const ADDED: u32 = 1;
+/// On its device, enabled.
+const ENABLED: u32 = 2;
 
 /// A NAPI instance (`struct napi_struct`) polling an owner `T`.
 ///
 /// An instance that is not on a device reads as disabled (its `SCHED` bit
-/// is set), before [`Napi::add`] as after [`Napi::remove_locked`]:
+/// is set), before [`Napi::add`] as after [`Added::remove`]:
 /// [`Napi::schedule`] then leaves it alone.
 ///
 /// # Invariants
 ///
-/// `owner` is null while the instance is not on a device; from
-/// [`Napi::add`] until it is removed it points to the object the `Napi` is
-/// embedded in, which removes it (at the latest on drop) before going.
+/// - `state` is `OFF`, `ADDED` or `ENABLED`: whether the instance is on a
+///   device, and enabled (`napi_enable`) there. It, `owner`, `index` and
+///   `serving` change only with the instance lock of that device held (or
+///   on drop); `state` leaves `OFF` (with `Release`) after the C instance
+///   was set up for the device, and `dev` set to it.
+/// - `dev` is null until the first addition, then the device, for good.
+/// - While `state` is not `OFF`, `owner` points to the object the `Napi`
+///   is embedded in, which stays alive until the instance is removed (at
+///   the latest on drop), and the instance's device is a [`Device`] of
+///   `T::Data` that outlives the `Napi`.
+/// - `serving` is true while the device's receive and transmit queues
+///   `index` name this instance (`netif_queue_set_napi`).
 #[repr(C)]
 #[pin_data(PinnedDrop)]
 pub struct Napi<T: Poll> {
     #[pin]
     raw: Opaque<bindings::napi_struct>,
     owner: Cell<*const T>,
+    dev: Cell<*mut bindings::net_device>,
+    state: Atomic<u32>,
+    index: Cell<u32>,
+    serving: Cell<bool>,
     #[pin]
     _pin: PhantomPinned,
 }
 
 // SAFETY: the NAPI core serialises polls; the other methods are callable
-// from any context the C API allows.
+// from any context the C API allows, or need the device's instance lock.
 unsafe impl<T: Poll> Send for Napi<T> {}
 
-// SAFETY: as above; `owner` is only written while the instance is not on
-// its device (by `add` and the removals), so never while a poll reads it.
+// SAFETY: the cells change only under the device's instance lock (type
+// invariant), and are read under it, except `owner`, which the poll reads
+// while the instance is on its device and which does not change then.
 unsafe impl<T: Poll> Sync for Napi<T> {}
 
 impl<T: Poll> Napi<T> {
@@ -70,6 +127,10 @@ impl<T: Poll> Napi<T> {
         pin_init!(Self {
             raw <- Opaque::zeroed(),
             owner: Cell::new(core::ptr::null()),
+            dev: Cell::new(core::ptr::null_mut()),
+            state: Atomic::new(OFF),
+            index: Cell::new(0),
+            serving: Cell::new(false),
             _pin: PhantomPinned,
         })
         .pin_chain(|this| {
@@ -87,151 +148,99 @@ impl<T: Poll> Napi<T> {
     }
 
     /// Adds the instance to `dev` as the NAPI of queue `index`, polling
-    /// `owner` (`netif_napi_add_config`). The instance keeps the queue's
-    /// settings and NAPI ID across disable and enable, so the device's
-    /// NAPI list stays sorted by ID (as netlink dumps need) however its
-    /// queues restart.
+    /// `owner`, disabled (`netif_napi_add_config_locked`). The instance
+    /// keeps the queue's settings and NAPI ID across removal and addition,
+    /// so the device's NAPI list stays sorted by ID (as netlink dumps need)
+    /// however its queues restart. An instance already on the device stays
+    /// as it is.
+    ///
+    /// `EINVAL` if `index` is not below the number of queues the device was
+    /// allocated with.
     ///
     /// # Safety
     ///
-    /// `owner` is the object this `Napi` is embedded in, and `dev` outlives
-    /// it; `index` is below the number of queues `dev` was allocated with
-    /// and no other instance of `dev` has it.
-    pub unsafe fn add(&self, dev: &NetDevice, owner: &T, index: u32) {
-        self.owner.set(owner);
-        // CAST: below the device's queue count, an int.
-        let index = index as c_int;
-        // SAFETY: the instance is pinned, zeroed and not yet added; `dev`
-        // is a live device with a NAPI config for `index`, per the caller;
-        // the poll function matches.
-        unsafe {
-            bindings::netif_napi_add_config(
-                dev.as_raw(),
-                self.as_raw(),
-                Some(Self::poll_callback),
-                index,
-            )
+    /// `owner` is the object this `Napi` is embedded in; what its poll uses
+    /// stays alive until the instance is removed or this `Napi` dropped
+    /// (declaring the `Napi` before the fields the poll uses does it). The
+    /// instance is only ever added to `dev`, which outlives it, and no other
+    /// instance of `dev` has `index`.
+    pub unsafe fn add<'a>(
+        &'a self,
+        dev: &LockedDevice<T::Data>,
+        owner: &T,
+        index: u32,
+    ) -> Result<&'a Added<T>> {
+        if let Some(added) = self.added() {
+            return Ok(added);
         }
-    }
-
-    /// Names `irq` as the interrupt that schedules the instance
-    /// (`netif_napi_set_irq_locked`): netlink reports it with the NAPI, and
-    /// tools find which CPU takes a queue's interrupts by it.
-    ///
-    /// # Safety
-    ///
-    /// The instance was added; its device is not registered yet, or the
-    /// caller holds the device's instance lock.
-    pub unsafe fn set_irq_locked(&self, irq: u32) {
-        // CAST: Linux interrupt numbers fit an int.
-        let irq = irq as c_int;
-        // SAFETY: an added instance; the device is invisible or locked,
-        // per the caller.
-        unsafe { bindings::netif_napi_set_irq_locked(self.as_raw(), irq) }
-    }
-
-    /// As [`Napi::add`], with the device's instance lock held
-    /// (`netif_napi_add_config_locked`): from `open`, to have instances on
-    /// the device only for the queues in use, as the NAPI core expects
-    /// (turning threaded polling off waits for every listed instance to go
-    /// idle, which a disabled one never does).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Napi::add`]; the instance is not on its device, and the
-    /// caller holds `dev`'s instance lock.
-    pub unsafe fn add_locked(&self, dev: &NetDevice, owner: &T, index: u32) {
-        self.owner.set(owner);
+        // SAFETY: a live device; the field is set at allocation.
+        if index >= unsafe { (*dev.as_raw()).num_napi_configs } {
+            return Err(EINVAL);
+        }
         // CAST: below the device's queue count, an int.
-        let index = index as c_int;
-        // SAFETY: as in `add`; the lock is held per the caller.
+        let cidx = index as c_int;
+        self.owner.set(owner);
+        self.index.set(index);
+        if self.dev.get().is_null() {
+            // Written once, before `state` first leaves `OFF`: read after
+            // that without a race.
+            self.dev.set(dev.as_raw());
+        }
+        // SAFETY: the instance is pinned and not on a device (`OFF`);
+        // `dev` is a live device, locked (`LockedDevice`), with a NAPI
+        // config for `index` (checked above); the poll function matches.
         unsafe {
             bindings::netif_napi_add_config_locked(
                 dev.as_raw(),
                 self.as_raw(),
                 Some(Self::poll_callback),
-                index,
+                cidx,
             )
+        };
+        // INVARIANT: added to `dev` just above, with `owner` set; `dev`
+        // is of `T::Data` and `owner` stays alive, per the caller. The lock
+        // is held.
+        self.state.store(ADDED, Release);
+        // SAFETY: just added.
+        Ok(unsafe { Added::from_napi(self) })
+    }
+
+    /// The instance as added to its device, if it is on one.
+    pub fn added(&self) -> Option<&Added<T>> {
+        // SAFETY: not `OFF`: on its device.
+        (self.state.load(Acquire) != OFF).then(|| unsafe { Added::from_napi(self) })
+    }
+
+    /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
+    /// after [`Added::enable`] to take what the device did while polling
+    /// was off. `false` when a poll was already scheduled or the instance
+    /// is not enabled.
+    pub fn schedule(&self) -> bool {
+        // SAFETY: an instance not on a device, or disabled, has its `SCHED`
+        // bit set, which `napi_schedule` leaves alone; an enabled one is
+        // scheduled.
+        unsafe { bindings::napi_schedule(self.as_raw()) }
+    }
+
+    /// The device of an instance that was added.
+    fn device(&self) -> *mut bindings::net_device {
+        self.dev.get()
+    }
+
+    /// Names the instance as the one serving its queues, or forgets that.
+    ///
+    /// # Safety
+    ///
+    /// On its device, whose instance lock the caller holds.
+    unsafe fn set_serving(&self, serve: bool) -> Result {
+        let dev = self.device();
+        let index = self.index.get();
+        // SAFETY: a live device (type invariant); the fields are set at
+        // allocation.
+        let (rxqs, txqs) = unsafe { ((*dev).num_rx_queues, (*dev).num_tx_queues) };
+        if index >= rxqs || index >= txqs {
+            return Err(EINVAL);
         }
-    }
-
-    /// Takes the instance off its device (`netif_napi_del_locked`); it
-    /// keeps its NAPI ID and settings for the next [`Napi::add_locked`] of
-    /// the same index.
-    ///
-    /// # Safety
-    ///
-    /// The instance is on its device and disabled; no queue is served by
-    /// it ([`Napi::serve_queues`]); the caller holds the device's instance
-    /// lock.
-    pub unsafe fn remove_locked(&self) {
-        // SAFETY: listed and disabled, the lock held, per the caller.
-        unsafe { bindings::netif_napi_del_locked(self.as_raw()) };
-        self.owner.set(core::ptr::null());
-    }
-
-    /// The device the instance was added to.
-    pub fn dev(&self) -> &NetDevice {
-        // SAFETY: set by `add` and kept while the instance is
-        // added, which it is whenever it polls (the only time a driver
-        // reaches it through its owner); the device outlives it.
-        unsafe { NetDevice::from_raw((*self.as_raw()).dev) }
-    }
-
-    /// Lets the instance be scheduled (`napi_enable`).
-    pub fn enable(&self) {
-        // An instance off its device stays disabled.
-        if self.owner.get().is_null() {
-            return;
-        }
-        // SAFETY: the instance is on its device (type invariant).
-        unsafe { bindings::napi_enable(self.as_raw()) }
-    }
-
-    /// Stops the instance and waits for a poll under way (`napi_disable`).
-    /// May sleep.
-    pub fn disable(&self) {
-        // SAFETY: as for `enable`.
-        unsafe { bindings::napi_disable(self.as_raw()) }
-    }
-
-    /// As [`Napi::enable`], with the device's instance lock held
-    /// (`napi_enable_locked`): in the callbacks of a device with the queue
-    /// management API, which the core calls under that lock.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the instance lock of the device the instance was
-    /// added to.
-    pub unsafe fn enable_locked(&self) {
-        // SAFETY: added, and the lock is held per the caller.
-        unsafe { bindings::napi_enable_locked(self.as_raw()) }
-    }
-
-    /// As [`Napi::disable`], with the device's instance lock held
-    /// (`napi_disable_locked`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Napi::enable_locked`].
-    pub unsafe fn disable_locked(&self) {
-        // SAFETY: added, and the lock is held per the caller.
-        unsafe { bindings::napi_disable_locked(self.as_raw()) }
-    }
-
-    /// Names the instance as the one serving receive queue and transmit
-    /// queue `index` of its device, or, with `serve` false, forgets that
-    /// (`netif_queue_set_napi`): netlink reports the queues' `napi-id`, and
-    /// busy polling and zero-copy receive find the instance by it.
-    ///
-    /// # Safety
-    ///
-    /// The instance was added; the caller holds the instance lock of its
-    /// device; `index` is below the device's real receive and transmit
-    /// queue counts; a served queue is forgotten before the instance is
-    /// removed.
-    pub unsafe fn serve_queues(&self, index: u32, serve: bool) {
-        let dev = self.dev().as_raw();
         let napi = if serve {
             self.as_raw()
         } else {
@@ -241,33 +250,342 @@ impl<T: Poll> Napi<T> {
             bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
             bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
         ] {
-            // SAFETY: a live device, the lock held and `index` in range,
-            // per the caller; `napi` is this added instance or null.
+            // SAFETY: a live device, locked per the caller; `index` is
+            // below its allocated queue counts; `napi` is this instance, on
+            // the device, or null.
             unsafe { bindings::netif_queue_set_napi(dev, index, ty, napi) };
         }
+        self.serving.set(serve);
+        Ok(())
     }
 
-    /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
-    /// after [`Napi::enable`] to take what the device did while polling was
-    /// off. `false` when a poll was already scheduled or the instance is
-    /// disabled.
-    pub fn schedule(&self) -> bool {
-        // SAFETY: the instance was added.
-        unsafe { bindings::napi_schedule(self.as_raw()) }
+    /// Takes the instance off its device: forgets the queues it serves,
+    /// disables it if enabled, removes it. Sleeps.
+    ///
+    /// # Safety
+    ///
+    /// On its device, whose instance lock the caller holds.
+    unsafe fn take_off(&self) {
+        if self.serving.get() {
+            // SAFETY: per the caller.
+            let _ = unsafe { self.set_serving(false) };
+        }
+        if self.state.load(Relaxed) == ENABLED {
+            // SAFETY: enabled, on its device, the lock held.
+            unsafe { bindings::napi_disable_locked(self.as_raw()) };
+        }
+        // SAFETY: on its device and disabled, the lock held; no queue
+        // names it any more.
+        unsafe { bindings::__netif_napi_del_locked(self.as_raw()) };
+        self.owner.set(core::ptr::null());
+        // INVARIANT: off the device.
+        self.state.store(OFF, Relaxed);
     }
 
-    /// Ends polling after `work_done` units (`napi_complete_done`); `false`
-    /// when the instance stays scheduled, and the interrupt must stay off.
-    pub fn complete_done(&self, work_done: i32) -> bool {
-        // SAFETY: called from this instance's poll.
-        unsafe { bindings::napi_complete_done(self.as_raw(), work_done) }
+    /// # Safety
+    ///
+    /// Called by the NAPI core for an instance added by [`Napi::add`].
+    unsafe extern "C" fn poll_callback(napi: *mut bindings::napi_struct, budget: c_int) -> c_int {
+        // SAFETY: `napi` is the `raw` field, at offset 0 of a `#[repr(C)]`
+        // `Napi<T>`, which this callback was registered for.
+        let this = unsafe { &*napi.cast::<Self>() };
+        // SAFETY: set by `add` before the instance could be scheduled, and
+        // alive until the instance is removed (type invariant).
+        let owner = unsafe { &*this.owner.get() };
+        let budget = budget.max(0);
+        let completed = Cell::new(false);
+        let work = T::poll(
+            owner,
+            NapiPoll {
+                napi: this,
+                budget,
+                completed: &completed,
+                _not_send: NotThreadSafe,
+            },
+        );
+        if completed.get() {
+            // `complete_done` ran with less than the budget: the poll ends.
+            work.clamp(0, budget - 1)
+        } else {
+            // The instance stays scheduled: the core polls it again.
+            budget
+        }
+    }
+}
+
+#[pinned_drop]
+impl<T: Poll> PinnedDrop for Napi<T> {
+    fn drop(self: Pin<&mut Self>) {
+        if self.state.load(Relaxed) == OFF {
+            return;
+        }
+        let dev = self.device();
+        // SAFETY: the device outlives the instance (type invariant). The
+        // lock is not held here: the `Napi` is not dropped under it (it
+        // would deadlock, not corrupt).
+        unsafe { bindings::netdev_lock(dev) };
+        // SAFETY: on its device, locked just above.
+        unsafe { self.take_off() };
+        // SAFETY: locked above.
+        unsafe { bindings::netdev_unlock(dev) };
+        // SAFETY: no requirements; waits out lockless readers of the
+        // device's NAPI list, as `netif_napi_del` does.
+        unsafe { bindings::synchronize_net() };
+    }
+}
+
+/// A NAPI instance on its device: what enables, disables and removes it.
+///
+/// Obtained from [`Napi::add`] or [`Napi::added`]. Each operation takes the
+/// device's [`LockedDevice`] (the NAPI core changes an instance's state
+/// under the instance lock), and does nothing for another device's, or
+/// once the instance was removed. Enabling a NAPI that was never added
+/// does not build:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::{
+///     driver::LockedDevice,
+///     napi::{
+///         Napi,
+///         Poll, //
+///     },
+/// };
+///
+/// fn up<T: Poll>(napi: &Napi<T>, dev: &LockedDevice<T::Data>) {
+///     napi.enable(dev);
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// The instance was added to its device: its `state` left `OFF` once.
+#[repr(transparent)]
+pub struct Added<T: Poll>(Napi<T>);
+
+impl<T: Poll> Added<T> {
+    /// # Safety
+    ///
+    /// `napi` was added to its device.
+    unsafe fn from_napi(napi: &Napi<T>) -> &Self {
+        // SAFETY: transparent over `Napi<T>`.
+        // INVARIANT: added, per the caller.
+        unsafe { &*core::ptr::from_ref(napi).cast() }
+    }
+
+    /// The device the instance was added to.
+    pub fn dev(&self) -> &Device<T::Data> {
+        // SAFETY: added to a device of `T::Data` that outlives the
+        // instance (type invariants of `Added` and `Napi`).
+        unsafe { Device::from_raw(self.0.device()) }
+    }
+
+    /// Whether `dev` is the instance's device, locked, and the instance is
+    /// still on it.
+    fn held(&self, dev: &LockedDevice<T::Data>) -> bool {
+        dev.as_raw() == self.0.device() && self.0.state.load(Acquire) != OFF
+    }
+
+    /// Names `irq` as the interrupt that schedules the instance
+    /// (`netif_napi_set_irq_locked`): netlink reports it with the NAPI, and
+    /// tools find which CPU takes a queue's interrupts by it.
+    pub fn set_irq(&self, dev: &LockedDevice<T::Data>, irq: u32) {
+        if !self.held(dev) {
+            return;
+        }
+        let Ok(irq) = c_int::try_from(irq) else {
+            return;
+        };
+        // SAFETY: on its device, which is locked.
+        unsafe { bindings::netif_napi_set_irq_locked(self.0.as_raw(), irq) }
+    }
+
+    /// Lets the instance be scheduled (`napi_enable_locked`); an enabled
+    /// one stays as it is.
+    pub fn enable(&self, dev: &LockedDevice<T::Data>) {
+        if !self.held(dev) || self.0.state.load(Relaxed) == ENABLED {
+            return;
+        }
+        // SAFETY: on its device and disabled (`napi_enable` requires its
+        // `SCHED` bit set, which only enabling clears); the lock is held.
+        unsafe { bindings::napi_enable_locked(self.0.as_raw()) };
+        // INVARIANT: enabled just above, the lock held.
+        self.0.state.store(ENABLED, Relaxed);
+    }
+
+    /// Stops the instance and waits for a poll under way
+    /// (`napi_disable_locked`); a disabled one stays as it is. Sleeps.
+    pub fn disable(&self, dev: &LockedDevice<T::Data>) {
+        if !self.held(dev) || self.0.state.load(Relaxed) != ENABLED {
+            return;
+        }
+        // SAFETY: enabled, on its device, the lock held.
+        unsafe { bindings::napi_disable_locked(self.0.as_raw()) };
+        // INVARIANT: disabled just above, the lock held.
+        self.0.state.store(ADDED, Relaxed);
+    }
+
+    /// Names the instance as the one serving receive and transmit queue
+    /// `index` of its device (the index it was added with), or, with
+    /// `serve` false, forgets that (`netif_queue_set_napi`): netlink
+    /// reports the queues' `napi-id`, and busy polling and zero-copy
+    /// receive find the instance by it. [`Added::remove`] forgets it too.
+    /// `EINVAL` for a device that has no such queues.
+    pub fn serve_queues(&self, dev: &LockedDevice<T::Data>, serve: bool) -> Result {
+        if !self.held(dev) {
+            return Err(EINVAL);
+        }
+        // SAFETY: on its device, which is locked.
+        unsafe { self.0.set_serving(serve) }
+    }
+
+    /// Takes the instance off its device (`netif_napi_del_locked`), after
+    /// forgetting the queues it serves and disabling it. It keeps its NAPI
+    /// ID and settings for the next [`Napi::add`] of the same index.
+    /// Sleeps.
+    pub fn remove(&self, dev: &LockedDevice<T::Data>) {
+        if !self.held(dev) {
+            return;
+        }
+        // SAFETY: on its device, which is locked.
+        unsafe { self.0.take_off() };
+        // SAFETY: no requirements; as `netif_napi_del_locked` does.
+        unsafe { bindings::synchronize_net() };
+    }
+}
+
+/// The context of one poll of a NAPI instance: what [`Poll::poll`] gets.
+///
+/// It exists only inside the poll, and is neither `Send` nor `Sync`, so
+/// nothing NAPI-only runs outside the instance's poll. Handing a packet to
+/// the stack anywhere else does not build:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::{
+///     napi::{
+///         Napi,
+///         Poll, //
+///     },
+///     skbuff::SkBuff,
+/// };
+///
+/// fn hand_over<T: Poll>(napi: &Napi<T>, skb: SkBuff) {
+///     napi.gro_receive(skb);
+/// }
+/// ```
+///
+/// nor does keeping the token past the poll:
+///
+/// ```ignore,compile_fail,E0521
+/// use kernel::net::napi::{
+///     NapiPoll,
+///     Poll, //
+/// };
+///
+/// struct Queue;
+///
+/// fn keep(_napi: NapiPoll<'static, Queue>) {}
+///
+/// impl Poll for Queue {
+///     type Data = ();
+///
+///     fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+///         keep(napi);
+///         0
+///     }
+/// }
+/// ```
+///
+/// nor using it once the poll completed:
+///
+/// ```ignore,compile_fail,E0382
+/// use kernel::net::napi::{
+///     NapiPoll,
+///     Poll, //
+/// };
+///
+/// struct Queue;
+///
+/// impl Poll for Queue {
+///     type Data = ();
+///
+///     fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+///         napi.complete_done(0);
+///         let _ = napi.rx();
+///         0
+///     }
+/// }
+/// ```
+pub struct NapiPoll<'a, T: Poll> {
+    napi: &'a Napi<T>,
+    budget: i32,
+    /// Set by `complete_done`, for the callback's return value.
+    completed: &'a Cell<bool>,
+    _not_send: NotThreadSafe,
+}
+
+impl<'a, T: Poll> NapiPoll<'a, T> {
+    /// The most units of work the poll may do. 0 when netpoll polls for
+    /// transmit completions only: then there is no [`NapiPoll::rx`].
+    pub fn budget(&self) -> i32 {
+        self.budget
+    }
+
+    /// The device the instance polls for.
+    pub fn dev(&self) -> &'a Device<T::Data> {
+        // SAFETY: a polled instance is on a device of `T::Data`, which
+        // outlives it (type invariant of `Napi`).
+        unsafe { Device::from_raw(self.napi.device()) }
+    }
+
+    /// The receive side of the poll: `None` with a budget of 0, when
+    /// netpoll polls, maybe with interrupts off, and receive work (the
+    /// NAPI caches, GRO, page pools) is not allowed.
+    pub fn rx(&self) -> Option<NapiRx<'_, T>> {
+        (self.budget > 0).then_some(NapiRx {
+            napi: self.napi,
+            _not_send: NotThreadSafe,
+        })
+    }
+
+    /// Ends polling after `work_done` units (`napi_complete_done`);
+    /// `false` when the instance stays scheduled (busy polling or netpoll
+    /// own it, or it was scheduled meanwhile), and the interrupt must stay
+    /// off. Refused (`false`) when `work_done` is not below the budget: the
+    /// poll then goes on.
+    ///
+    /// Once completed, another CPU may poll the instance: the token goes.
+    pub fn complete_done(self, work_done: i32) -> bool {
+        if work_done < 0 || work_done >= self.budget {
+            return false;
+        }
+        self.completed.set(true);
+        // SAFETY: in this instance's poll, which has not completed yet
+        // (the token is consumed here), with less than its budget done.
+        unsafe { bindings::napi_complete_done(self.napi.as_raw(), work_done) }
+    }
+}
+
+/// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO and
+/// the per-CPU NAPI allocation caches, which only NAPI's softirq context
+/// may use.
+pub struct NapiRx<'p, T: Poll> {
+    napi: &'p Napi<T>,
+    _not_send: NotThreadSafe,
+}
+
+impl<'p, T: Poll> NapiRx<'p, T> {
+    /// The device the instance polls for.
+    pub fn dev(&self) -> &'p Device<T::Data> {
+        // SAFETY: as in `NapiPoll::dev`.
+        unsafe { Device::from_raw(self.napi.device()) }
     }
 
     /// Hands a received packet to the stack through GRO
     /// (`napi_gro_receive`).
     pub fn gro_receive(&self, skb: SkBuff) {
-        // SAFETY: called from this instance's poll; the buffer is given up.
-        unsafe { bindings::napi_gro_receive(self.as_raw(), skb.into_raw()) };
+        // SAFETY: in this instance's poll, with a budget; the buffer is
+        // given up.
+        unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
     }
 
     /// A buffer of `len` bytes for a received packet, with headroom
@@ -275,8 +593,8 @@ impl<T: Poll> Napi<T> {
     // The caller is who made it, should it be dropped without a reason.
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
-        // SAFETY: called from this instance's poll.
-        let skb = unsafe { bindings::napi_alloc_skb(self.as_raw(), len) };
+        // SAFETY: in this instance's poll, with a budget.
+        let skb = unsafe { bindings::napi_alloc_skb(self.napi.as_raw(), len) };
         if skb.is_null() {
             return None;
         }
@@ -292,6 +610,7 @@ impl<T: Poll> Napi<T> {
     /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
     /// the shared info do not fit in it, or memory runs out.
     // As in `alloc_skb`.
+    #[cfg(CONFIG_PAGE_POOL)]
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     pub fn build_skb(
         &self,
@@ -315,7 +634,7 @@ impl<T: Poll> Napi<T> {
         // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
         // and only its reference uses them (`PoolNetmem`'s invariant); the
         // shared info goes in its last `SHINFO_ROOM` bytes, after the
-        // frame (checked above); called from this instance's poll.
+        // frame (checked above); in this instance's poll, with a budget.
         let raw = unsafe {
             bindings::napi_build_skb(
                 base.cast::<u8>().add(buf.offset() as usize).cast(),
@@ -334,30 +653,6 @@ impl<T: Poll> Napi<T> {
             bindings::__skb_put(raw, len);
             bindings::skb_mark_for_recycle(raw);
             Ok(SkBuff::from_raw(raw))
-        }
-    }
-
-    /// # Safety
-    ///
-    /// Called by the NAPI core for an instance added by [`Napi::add`].
-    unsafe extern "C" fn poll_callback(napi: *mut bindings::napi_struct, budget: c_int) -> c_int {
-        // SAFETY: `napi` is the `raw` field, at offset 0 of a `#[repr(C)]`
-        // `Napi<T>`, which this callback was registered for.
-        let this = unsafe { &*napi.cast::<Self>() };
-        // SAFETY: set by `add` before the instance could be scheduled, and
-        // alive until the instance is removed (type invariant).
-        let owner = unsafe { &*this.owner.get() };
-        T::poll(owner, this, budget)
-    }
-}
-
-#[pinned_drop]
-impl<T: Poll> PinnedDrop for Napi<T> {
-    fn drop(self: Pin<&mut Self>) {
-        if !self.owner.get().is_null() {
-            // SAFETY: added, so it is on its device's list; the owner
-            // disabled it before letting it go.
-            unsafe { bindings::netif_napi_del(self.as_raw()) };
         }
     }
 }

@@ -540,6 +540,15 @@ impl<'a> Params<'a> {
         slow.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
         self
     }
+
+    /// As [`Params::rx_queue`], for a driver's device whose instance lock
+    /// is held (in a callback that runs under it): the parameters borrow
+    /// the proof, so the pool is made while the lock is held.
+    pub fn rx_queue_locked<T>(self, dev: &'a super::driver::LockedDevice<T>, idx: u32) -> Self {
+        // SAFETY: `dev` is locked while the parameters live, so when the
+        // pool is made from them.
+        unsafe { self.rx_queue(dev, idx) }
+    }
 }
 
 /// A page pool the driver made (`page_pool_create`); destroyed on drop

@@ -22,6 +22,10 @@ use crate::{
     },
     error::to_result,
     net::{
+        napi::{
+            NapiPoll,
+            Poll, //
+        },
         netdev::NetDevice,
         page_pool::PoolNetmem, //
     },
@@ -963,11 +967,14 @@ impl SkBuff {
         }
     }
 
-    /// Frees the packet as sent from NAPI (`napi_consume_skb`); `budget` is
-    /// the poll's budget, 0 outside NAPI.
-    pub fn napi_consume(self, budget: i32) {
-        // SAFETY: the buffer is ours to free.
-        unsafe { bindings::napi_consume_skb(self.into_raw(), budget) }
+    /// Frees the packet as sent, from the poll `napi` of a NAPI instance
+    /// (`napi_consume_skb`): into the per-CPU NAPI cache, unless the poll
+    /// has no budget (netpoll), when it is freed as [`SkBuff::consume`]
+    /// frees it. Outside a poll, there is [`SkBuff::consume`].
+    pub fn napi_consume<T: Poll>(self, napi: &NapiPoll<'_, T>) {
+        // SAFETY: the buffer is ours to free; in a NAPI poll, whose budget
+        // is passed as it came (0 makes it `dev_consume_skb_any`).
+        unsafe { bindings::napi_consume_skb(self.into_raw(), napi.budget()) }
     }
 
     /// Frees the packet as dropped, for `reason` (`kfree_skb_reason`).

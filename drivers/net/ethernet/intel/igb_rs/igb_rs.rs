@@ -43,6 +43,7 @@ use kernel::{
             DeviceWork,
             DeviceWorkItem,
             Features,
+            LockedDevice,
             Operations,
             QueueConfig,
             QueueMgmt,
@@ -57,6 +58,7 @@ use kernel::{
         ethtool,
         napi::{
             Napi,
+            NapiPoll,
             Poll, //
         },
         netlink::request::ExtAck,
@@ -280,10 +282,16 @@ impl QueuePair {
         self.idx as u16
     }
 
-    /// Frees what the device sent off `tx`, the pair's ring, and tells
-    /// byte queue limits.
-    fn complete_tx(&self, dev: &Device<Nic>, tx: &mut TxRing, budget: i32) -> bool {
-        let (frames, bytes) = tx.clean(dev.data().bound(), budget);
+    /// Frees what the device sent off `tx`, the pair's ring, from the
+    /// pair's poll `napi` or, without, from any context; and tells byte
+    /// queue limits.
+    fn complete_tx(
+        &self,
+        dev: &Device<Nic>,
+        tx: &mut TxRing,
+        napi: Option<&NapiPoll<'_, Self>>,
+    ) -> bool {
+        let (frames, bytes) = tx.clean(dev.data().bound(), napi);
         if frames > 0 {
             // SAFETY: completions of this queue hold its ring lock, as
             // `tx` says.
@@ -292,9 +300,9 @@ impl QueuePair {
         frames > 0
     }
 
-    fn clean_tx(&self, dev: &Device<Nic>, budget: i32) {
+    fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
         let mut tx = self.tx.lock();
-        if self.complete_tx(dev, &mut tx, budget)
+        if self.complete_tx(dev, &mut tx, Some(napi))
             && dev.queue_stopped(self.txq())
             && tx.unused() >= ring::TX_FRAME_MAX
         {
@@ -305,11 +313,18 @@ impl QueuePair {
 }
 
 impl Poll for QueuePair {
-    fn poll(this: &Self, napi: &Napi<Self>, budget: i32) -> i32 {
-        // SAFETY: the NAPI instance was added to this driver's device.
-        let dev = unsafe { Device::<Nic>::from_raw(napi.dev().as_raw()) };
+    type Data = Nic;
+
+    fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+        let dev = napi.dev();
         let nic = dev.data();
-        this.clean_tx(dev, budget);
+        let budget = napi.budget();
+        this.clean_tx(dev, &napi);
+        let Some(rx) = napi.rx() else {
+            // Netpoll, for transmit completions only: the ring and its
+            // pools are left to the next poll with a budget.
+            return 0;
+        };
         let learn = |frame: &[u8], hash: u32| nic.learn_syn(frame, hash);
         let watch: Option<ring::SynWatch<'_>> = if nic.learning.load(Relaxed) {
             Some(&learn)
@@ -317,7 +332,7 @@ impl Poll for QueuePair {
             None
         };
         let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(napi, budget, watch),
+            Some(ring) => ring.poll(&rx, budget, watch),
             None => Default::default(),
         };
         if let Some(tail) = tail {
@@ -830,13 +845,9 @@ impl Nic {
 
     /// A new receive ring for queue pair `idx` as configured now: header
     /// split, and the buffer size and memory provider of the queue.
-    ///
-    /// # Safety
-    ///
-    /// The device's instance lock is held.
-    unsafe fn new_rx_ring(
+    fn new_rx_ring(
         &self,
-        dev: &Device<Nic>,
+        dev: &LockedDevice<Nic>,
         idx: usize,
         cfg: &QueueConfig,
     ) -> Result<RxRing> {
@@ -845,20 +856,17 @@ impl Nic {
         }
         // CAST: below QUEUES.
         let idx = idx as u32;
-        // SAFETY: the instance lock is held, per the caller.
-        unsafe {
-            RxRing::new(
-                self.bound(),
-                dev,
-                idx,
-                self.split.load(Relaxed),
-                cfg,
-                (
-                    self.rx_ring_size.load(Relaxed),
-                    self.max_frame.load(Relaxed),
-                ),
-            )
-        }
+        RxRing::new(
+            self.bound(),
+            dev,
+            idx,
+            self.split.load(Relaxed),
+            cfg,
+            (
+                self.rx_ring_size.load(Relaxed),
+                self.max_frame.load(Relaxed),
+            ),
+        )
     }
 
     /// Stops the receive and transmit units and every queue, and waits
@@ -980,7 +988,7 @@ impl Nic {
     /// failure the old sizes stay.
     fn resize_rings(
         &self,
-        dev: &Device<Nic>,
+        dev: &LockedDevice<Nic>,
         (rx, tx): (u32, u32),
         split: ethtool::TcpDataSplit,
     ) -> Result {
@@ -1055,15 +1063,13 @@ struct RxSetup {
 
 #[vtable]
 impl Operations for Nic {
-    fn open(dev: &Device<Self>) -> Result {
+    fn open(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
         let prepared = nic.active().iter().try_for_each(|q| {
             // CAST: below QUEUES.
             let cfg = dev.queue_config(q.idx as u32);
-            // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API.
-            let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+            let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
             // SAFETY: the pair's NAPI is off the device (`stop` took it
             // off), and polls this ring alone once added; `stop`, or the
             // unwinding below, drops the ring with the NAPI off.
@@ -1087,21 +1093,23 @@ impl Operations for Nic {
             hw::release_control(nic);
             return Err(e);
         }
-        for q in nic.active() {
-            // SAFETY: the core holds the instance lock around the ops of a
-            // device with the queue management API; the instance is in the
-            // pair, in the device's own data, and off the device (`stop`
-            // takes it off); its index is the pair's, below QUEUES. The
-            // pair's queues are in use (`active`), and `stop` forgets them
-            // before it takes the instance off.
-            unsafe {
-                // CAST: below QUEUES.
-                q.napi.add_locked(dev, q, q.idx as u32);
-                q.napi.set_irq_locked(q.irq);
-                q.napi.enable_locked();
-                // CAST: below QUEUES.
-                q.napi.serve_queues(q.idx as u32, true);
-            }
+        let polled = nic.active().iter().try_for_each(|q| {
+            // SAFETY: the owner is the pair the instance is in, declared
+            // before the fields the poll uses that have anything to drop
+            // (the rings), so dropped, which removes it, first; the pair is
+            // in the data of `dev`, the only device it is added to, which
+            // outlives it. Its index is the pair's, no other pair's.
+            // CAST: below QUEUES.
+            let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
+            napi.set_irq(dev, q.irq);
+            napi.enable(dev);
+            napi.serve_queues(dev, true)
+        });
+        if let Err(e) = polled {
+            // Not with the pairs' indexes below the device's queue count,
+            // but `stop` would undo it all.
+            let _ = Self::stop(dev);
+            return Err(e);
         }
         nic.irq_enable();
         nic.start_link();
@@ -1114,7 +1122,7 @@ impl Operations for Nic {
         Ok(())
     }
 
-    fn stop(dev: &Device<Self>) -> Result {
+    fn stop(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         // First: the watchdog turns the carrier on and reads the rings.
         nic.watchdog_stop();
@@ -1122,12 +1130,9 @@ impl Operations for Nic {
         dev.carrier_off();
         nic.irq_disable();
         for q in nic.active() {
-            // SAFETY: as in `open`.
-            unsafe {
-                // CAST: below QUEUES.
-                q.napi.serve_queues(q.idx as u32, false);
-                q.napi.disable_locked();
-                q.napi.remove_locked();
+            // Forgets the queues, disables and removes it.
+            if let Some(napi) = q.napi.added() {
+                napi.remove(dev);
             }
         }
         let stopped = nic.quiesce();
@@ -1144,7 +1149,7 @@ impl Operations for Nic {
         Ok(())
     }
 
-    fn change_mtu(dev: &Device<Self>, mtu: u32) -> Result {
+    fn change_mtu(dev: &LockedDevice<Self>, mtu: u32) -> Result {
         let nic = dev.data();
         let (old, new) = (nic.max_frame.load(Relaxed), max_frame(mtu));
         if !dev.is_running() {
@@ -1212,7 +1217,7 @@ impl Operations for Nic {
             q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
         }
         if tx.unused() < ring::TX_FRAME_MAX {
-            q.complete_tx(dev, &mut tx, 0);
+            q.complete_tx(dev, &mut tx, None);
             if tx.unused() < ring::TX_FRAME_MAX {
                 dev.stop_queue(qi);
                 q.tx_stops.add(1, Relaxed);
@@ -1285,7 +1290,11 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_ringparam(dev: &Device<Self>, ring: &ethtool::RingParam, extack: &ExtAck<'_>) -> Result {
+    fn set_ringparam(
+        dev: &LockedDevice<Self>,
+        ring: &ethtool::RingParam,
+        extack: &ExtAck<'_>,
+    ) -> Result {
         let nic = dev.data();
         // Below the minimum is refused, so that a size accepted is the size
         // set (the C igb raises it); the core refused any above the
@@ -1315,9 +1324,7 @@ impl ethtool::Ops for Nic {
                 // CAST: below QUEUES.
                 let idx = q.idx as u32;
                 let cfg = dev.queue_config(idx);
-                // SAFETY: the core holds the instance lock around the
-                // ethtool ops of a device with the queue management API.
-                let ring = unsafe { nic.new_rx_ring(dev, q.idx, &cfg)? };
+                let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
                 let old = <Nic as QueueMgmt>::rx_stop(dev, idx)?;
                 if let Err((e, _new)) = <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
                     // Back on the old ring, which worked.
@@ -1538,7 +1545,7 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_channels(dev: &Device<Self>, ch: &ethtool::Channels) -> Result {
+    fn set_channels(dev: &LockedDevice<Self>, ch: &ethtool::Channels) -> Result {
         let nic = dev.data();
         // CAST: u32 to usize is lossless on Linux.
         let n = ch.combined_count as usize;
@@ -1604,19 +1611,19 @@ impl QueueMgmt for Nic {
         Ok(())
     }
 
-    fn rx_mem_alloc(dev: &Device<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
+    fn rx_mem_alloc(dev: &LockedDevice<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { nic.new_rx_ring(dev, q.idx, cfg) }
+        nic.new_rx_ring(dev, q.idx, cfg)
     }
 
-    fn rx_stop(dev: &Device<Self>, idx: u32) -> Result<RxRing> {
+    fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
+        // The queues restart while the device is up, their NAPIs added.
+        let napi = q.napi.added().ok_or(EINVAL)?;
         // NAPI first: no tail write races with the stop.
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { q.napi.disable_locked() };
+        napi.disable(dev);
         // Unlike the C igb, which resets the whole device, one queue stops
         // here while the others run: the ring may go only once the queue's
         // ENABLE bit reads 0 (the device can finish a descriptor fetch or
@@ -1639,8 +1646,7 @@ impl QueueMgmt for Nic {
                 Ok(r)
             }
             Err(e) => {
-                // SAFETY: as above.
-                unsafe { q.napi.enable_locked() };
+                napi.enable(dev);
                 // What came while NAPI was off, as in `rx_start`.
                 q.napi.schedule();
                 Err(e)
@@ -1648,11 +1654,14 @@ impl QueueMgmt for Nic {
         }
     }
 
-    fn rx_start(dev: &Device<Self>, mut ring: RxRing, idx: u32) -> Result<(), (Error, RxRing)> {
+    fn rx_start(
+        dev: &LockedDevice<Self>,
+        mut ring: RxRing,
+        idx: u32,
+    ) -> Result<(), (Error, RxRing)> {
         let nic = dev.data();
-        let q = match nic.queue(idx) {
-            Ok(q) => q,
-            Err(e) => return Err((e, ring)),
+        let Some((q, napi)) = nic.queue(idx).ok().and_then(|q| Some((q, q.napi.added()?))) else {
+            return Err((EINVAL, ring));
         };
         // The queue is off (`rx_stop`); `start_rx` programs it while it is,
         // enables it, waits until it runs, and only then gives it the
@@ -1675,8 +1684,7 @@ impl QueueMgmt for Nic {
         unsafe { ring.attach_napi(&q.napi) };
         // The queue was stopped: there is no old ring.
         drop(q.put_rx(ring));
-        // SAFETY: the core holds the instance lock around queue ops.
-        unsafe { q.napi.enable_locked() };
+        napi.enable(dev);
         // The vector may have fired while NAPI was off: the handler masked
         // it and its schedule was dropped. One poll takes what came
         // meanwhile and unmasks the vector when it completes.
@@ -1799,14 +1807,16 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
 impl DeviceWorkItem<RESET_TASK> for Nic {
     fn run(dev: &Device<Nic>) {
         let nic = dev.data();
-        // The lock the core holds around `open` and `stop`.
-        let _locked = dev.lock();
-        if !dev.is_running() {
-            return;
-        }
-        // Down and up: every queue stopped (or the device reset), the
-        // rings emptied and refilled.
-        let reset = <Nic as Operations>::stop(dev).and_then(|()| <Nic as Operations>::open(dev));
+        // Under the locks the core holds around `open` and `stop` (unbind,
+        // which waits for this work, holds neither). Down and up: every
+        // queue stopped (or the device reset), the rings emptied and
+        // refilled.
+        let reset = dev.with_rtnl_locked(|dev| {
+            if !dev.is_running() {
+                return Ok(());
+            }
+            <Nic as Operations>::stop(dev).and_then(|()| <Nic as Operations>::open(dev))
+        });
         if let Err(e) = reset {
             dev_err!(
                 nic.pdev,

@@ -36,9 +36,15 @@ use kernel::{
         io_write, //
     },
     net::{
-        driver::QueueConfig,
-        napi::Napi,
-        netdev::NetDevice,
+        driver::{
+            LockedDevice,
+            QueueConfig, //
+        },
+        napi::{
+            Napi,
+            NapiPoll,
+            NapiRx, //
+        },
         page_pool::{
             Params,
             Pool,
@@ -307,15 +313,11 @@ impl RxRing {
     /// The payload pool names no NAPI instance yet: a ring whose making
     /// fails is dropped while the queue's NAPI still polls the old ring.
     /// [`RxRing::attach_napi`] hands the pool to the NAPI once the ring is
-    /// the queue's.
-    ///
-    /// # Safety
-    ///
-    /// The device's instance lock is held (the pool takes the queue's
-    /// memory provider).
-    pub(crate) unsafe fn new(
+    /// the queue's. The device's instance lock is held: the pool takes the
+    /// queue's memory provider.
+    pub(crate) fn new(
         dev: &Device<Bound>,
-        netdev: &NetDevice,
+        netdev: &LockedDevice<super::Nic>,
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
@@ -324,8 +326,7 @@ impl RxRing {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
-        // SAFETY: the instance lock is held, per the caller.
-        let params = unsafe { Params::new(dev, order, n).rx_queue(netdev, idx) };
+        let params = Params::new(dev, order, n).rx_queue_locked(netdev, idx);
         let pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The
@@ -507,7 +508,7 @@ impl RxRing {
     /// the reason returned, its skb freed if it had one.
     fn build_split(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -544,7 +545,7 @@ impl RxRing {
     /// `build_split`.
     fn build_whole(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -580,7 +581,7 @@ impl RxRing {
     /// `headroom` bytes into `buf`, around it.
     fn build_in_place(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -635,7 +636,7 @@ impl RxRing {
     /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -715,7 +716,7 @@ impl RxRing {
     /// header split) and the payload length in the descriptor.
     fn build_first(
         &self,
-        napi: &Napi<super::QueuePair>,
+        napi: &NapiRx<'_, super::QueuePair>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
         st: u64,
@@ -1018,9 +1019,14 @@ impl TxRing {
         })
     }
 
-    /// Frees the frames the device sent (`budget` as NAPI gives it, 0
-    /// outside NAPI); returns how many, and their bytes.
-    pub(crate) fn clean(&mut self, dev: &Device<Bound>, budget: i32) -> (u32, u32) {
+    /// Frees the frames the device sent, into the NAPI caches from the
+    /// queue's poll `napi`, as any context frees them without; returns how
+    /// many, and their bytes.
+    pub(crate) fn clean(
+        &mut self,
+        dev: &Device<Bound>,
+        napi: Option<&NapiPoll<'_, super::QueuePair>>,
+    ) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1044,7 +1050,10 @@ impl TxRing {
             self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
-                skb.napi_consume(budget);
+                match napi {
+                    Some(napi) => skb.napi_consume(napi),
+                    None => skb.consume(),
+                }
             }
             self.next_to_clean = self.next(eop);
             n += 1;

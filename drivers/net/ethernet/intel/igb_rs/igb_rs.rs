@@ -563,29 +563,21 @@ impl Nic {
     }
 
     /// Spreads flows over the queue pairs by their Toeplitz hash, as the
-    /// RSS configuration says.
+    /// RSS configuration says, and brings the five-tuple filters to what
+    /// the steering rules want. Register writes only (no wait), under the
+    /// RSS lock: two rule changes cannot interleave their filter writes.
     fn configure_rss(&self) {
-        let rss = self.rss.lock();
+        let mut rss = self.rss.lock();
+        // Only the filters that changed, without a gap for a flow steered
+        // before and after (steer.rs); before the table, so that a rule
+        // moving from an RSS bucket to a filter has the filter on before
+        // its bucket goes back to the table's queue.
+        rss.steer.program(self);
         for (i, k) in rss.key.chunks_exact(4).enumerate() {
             self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
         }
         for g in 0..RETA_SIZE / 4 {
             self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
-        if rss.steer.has_filters() {
-            for (n, f) in rss.steer.hw_filters().iter().enumerate() {
-                let at = 4 * n;
-                // Off while it changes; on last.
-                self.wr(FTQF + at, 0);
-                if let Some(f) = f {
-                    self.wr(SAQF + at, f.saqf);
-                    self.wr(DAQF + at, f.daqf);
-                    self.wr(SPQF + at, f.spqf);
-                    self.wr(IMIR + at, f.imir);
-                    self.wr(IMIREXT + at, f.imirext);
-                    self.wr(FTQF + at, f.ftqf);
-                }
-            }
         }
         self.learning.store(rss.steer.learns(), Relaxed);
         let mrqc = rss.fields.mrqc();
@@ -754,8 +746,10 @@ impl Nic {
         self.wr(RCTL, filters.rctl);
     }
 
-    /// Writes the address filters again, after a device reset.
+    /// Writes the address filters again, after a device reset; the
+    /// five-tuple filters are all written by the next `configure_rss`.
     fn restore_filters(&self) {
+        self.rss.lock().steer.forget_hw();
         let filters = self.rctl.lock();
         for (n, [lo, hi]) in filters.rar.iter().enumerate() {
             self.wr(RAL0 + 8 * n, *lo);
@@ -1659,12 +1653,10 @@ fn mac_address(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> R
 }
 
 /// Whether the device has five-tuple queue filters: FTQF keeps what is
-/// written to it (a filter that matches nothing), which QEMU's does not.
+/// written to it (the disabled value, left there), which QEMU's does not.
 fn has_tuple_filters(bar: &pci::Bar<'_, BAR0_SIZE>) -> bool {
     bar.write32(steer::FTQF_PROBE, FTQF);
-    let has = bar.read32(FTQF) == steer::FTQF_PROBE;
-    bar.write32(0, FTQF);
-    has
+    bar.read32(FTQF) == steer::FTQF_PROBE
 }
 
 impl pci::Driver for IgbRs {

@@ -19,6 +19,7 @@ use crate::hw::{
     HW_QUEUES, //
 };
 use crate::regs::*;
+use crate::steer::HW_FILTERS;
 use core::cell::RefCell;
 use kernel::prelude::*;
 
@@ -41,6 +42,14 @@ pub(crate) enum Rule {
     TxReleasedWhileEnabled(usize),
     /// CTRL_EXT.DRV_LOAD still set when the driver was done.
     DrvLoadAfterRemove,
+    /// After a write to a five-tuple filter, watched flow `.0` went
+    /// somewhere it may not: to RSS while it is to stay steered (a gap in
+    /// the filter table), or to a queue it is not steered to (a filter
+    /// that matched more than it should, in between).
+    FlowWindow(usize),
+    /// Five-tuple filter `.0` turned off with an FTQF that still compares
+    /// fields (against stale SAQF/DAQF/SPQF/IMIR), not the disabled value.
+    FilterOffUnmasked(usize),
 }
 
 /// A register access: model time, write or read, register, value.
@@ -81,6 +90,25 @@ pub(crate) enum Mdic {
 
 /// NVM words the model keeps.
 pub(crate) const NVM_WORDS: usize = 0x100;
+
+/// A TCP/IPv4 flow, as the five-tuple filters see its frames: the sender's
+/// address and port, ours.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flow {
+    pub(crate) src: [u8; 4],
+    pub(crate) dst: [u8; 4],
+    pub(crate) sport: u16,
+    pub(crate) dport: u16,
+}
+
+/// Where a flow's frames go, as a set: bit `q` for queue `q`, and this
+/// bit for RSS (no filter sends them anywhere).
+pub(crate) const TO_RSS: u32 = 1 << 31;
+
+/// A queue as a route set.
+pub(crate) const fn to_queue(q: u32) -> u32 {
+    1 << (q & 0xf)
+}
 
 /// The device the model is.
 #[derive(Clone)]
@@ -224,6 +252,9 @@ struct State {
     mdic_ready_at: u64,
     trace: KVec<Access>,
     broken: KVec<Rule>,
+    /// Flows checked at every five-tuple filter write, with where each
+    /// may go.
+    flows: KVec<(Flow, u32)>,
 }
 
 /// Register index of `reg`.
@@ -288,6 +319,63 @@ impl State {
         let (lo, hi) = (w(0) | w(1) << 16, w(2) | RAH_AV);
         self.set(RAL0, lo);
         self.set(RAH0, hi);
+    }
+
+    /// Where the five-tuple filters send `f`'s frames.
+    ///
+    /// The datasheet's filters as the driver reads it: a filter steers
+    /// only with FTQF.1QUEUE set; it matches a frame when every field its
+    /// FTQF and IMIR do not bypass equals the frame's (the protocol, the
+    /// pool, which no frame has here, the addresses, the ports), and
+    /// IMIREXT bypasses the size and TCP flag compares (else not every
+    /// frame of the flow matches). Of the filters that match, the highest
+    /// IMIR priority wins; between equal priorities the lower index
+    /// (UNVERIFIED: no source says).
+    fn route(&self, f: &Flow) -> u32 {
+        let port = |p: u16| u32::from(u16::from_le_bytes(p.to_be_bytes()));
+        let mut best: Option<(u32, u32)> = None;
+        for n in 0..HW_FILTERS {
+            let at = 4 * n;
+            let ftqf = self.get(FTQF + at);
+            let imir = self.get(IMIR + at);
+            let ext = self.get(IMIREXT + at);
+            let cmp = |bp: u32, eq: bool| ftqf & bp != 0 || eq;
+            let all = IMIREXT_SIZE_BP | IMIREXT_CTRL_BP;
+            let src = self.get(SAQF + at) == u32::from_le_bytes(f.src);
+            let dst = self.get(DAQF + at) == u32::from_le_bytes(f.dst);
+            let sport = self.get(SPQF + at) & 0xffff == port(f.sport);
+            let matches = ftqf & FTQF_QUEUE_ENABLE != 0
+                && cmp(FTQF_PROTO_BP, ftqf & 0xff == FTQF_PROTO_TCP)
+                && ftqf & FTQF_VF_BP != 0
+                && cmp(FTQF_SRC_ADDR_BP, src)
+                && cmp(FTQF_DST_ADDR_BP, dst)
+                && cmp(FTQF_SRC_PORT_BP, sport)
+                && (imir & IMIR_PORT_BP != 0 || imir & 0xffff == port(f.dport))
+                && ext & all == all;
+            let prio = imir >> IMIR_PRIORITY_SHIFT;
+            if matches && best.is_none_or(|(p, _)| prio > p) {
+                best = Some((prio, (ftqf & FTQF_QUEUE_MASK) >> FTQF_QUEUE_SHIFT));
+            }
+        }
+        best.map_or(TO_RSS, |(_, q)| to_queue(q))
+    }
+
+    /// Five-tuple filter register `reg` was written with `val`.
+    fn filter_written(&mut self, reg: usize, val: u32) {
+        if (FTQF..FTQF + 4 * HW_FILTERS).contains(&reg)
+            && val & FTQF_QUEUE_ENABLE == 0
+            && val & FTQF_MASK != FTQF_MASK
+        {
+            self.broke(Rule::FilterOffUnmasked((reg - FTQF) / 4));
+        }
+        for i in 0..self.flows.len() {
+            let Some((f, allowed)) = self.flows.get(i).copied() else {
+                continue;
+            };
+            if self.route(&f) & allowed == 0 {
+                self.broke(Rule::FlowWindow(i));
+            }
+        }
     }
 
     fn reset(&mut self) {
@@ -412,6 +500,10 @@ impl State {
                 };
                 self.set(MDIC, v);
             }
+            SAQF..=0x59ff | IMIR..=0x5abf => {
+                self.set(reg, val);
+                self.filter_written(reg, val);
+            }
             _ => match queue_reg(reg) {
                 Some((rx, q, off)) => self.queue_write(rx, q, off, reg, val),
                 None => self.set(reg, val),
@@ -485,6 +577,7 @@ impl Model {
             mdic_ready_at: 0,
             trace: KVec::new(),
             broken: KVec::new(),
+            flows: KVec::new(),
         };
         s.set(GCR, gcr);
         s.reset();
@@ -586,6 +679,23 @@ impl Model {
         }
     }
 
+    /// From now on, after every write to a five-tuple filter, `flow`'s
+    /// frames must go to one of `allowed` ([`to_queue`], [`TO_RSS`]). The
+    /// flow's index in [`Rule::FlowWindow`] is the number of flows watched
+    /// before.
+    pub(crate) fn watch(&self, flow: Flow, allowed: u32) -> Result {
+        self.0
+            .borrow_mut()
+            .flows
+            .push((flow, allowed), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Where the five-tuple filters send `flow`'s frames now.
+    pub(crate) fn route(&self, flow: &Flow) -> u32 {
+        self.0.borrow().route(flow)
+    }
+
     /// The driver is done with the device (remove).
     pub(crate) fn removed(&self) {
         let mut s = self.0.borrow_mut();
@@ -633,6 +743,16 @@ impl Regs for Model {
 mod tests {
     use super::*;
     use crate::hw;
+    use crate::steer::Steering;
+    use core::net::{
+        IpAddr,
+        Ipv4Addr, //
+    };
+    use kernel::net::ethtool::{
+        FlowRule,
+        FlowType,
+        RuleLocation, //
+    };
 
     /// A ring somewhere, of 256 descriptors.
     const RING: hw::Ring = hw::Ring {
@@ -1111,6 +1231,218 @@ mod tests {
         m.poke(RFCTL, 0x4000);
         hw::rx_errata(&m);
         assert_eq!(m.peek(RFCTL), 0x4000 | RFCTL_IPV6_EX_DIS);
+        Ok(())
+    }
+
+    // Five-tuple filters: no gap for a flow steered before and after, the
+    // disabled value, only what changed, distinct priorities.
+
+    const KEY: [u8; 40] = [0x6d; 40];
+
+    fn flow(src: [u8; 4], sport: u16, dport: u16) -> Flow {
+        Flow {
+            src,
+            dst: [10, 0, 0, 2],
+            sport,
+            dport,
+        }
+    }
+
+    /// A tcp4 rule to 10.0.0.2, from `src` if given, to `dport` if given.
+    fn tcp4(src: Option<[u8; 4]>, dport: Option<u16>, queue: u32) -> FlowRule {
+        FlowRule {
+            flow_type: FlowType::Tcp4,
+            src_ip: src.map(|a| IpAddr::V4(Ipv4Addr::from(a))),
+            dst_ip: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
+            src_port: None,
+            dst_port: dport,
+            queue,
+        }
+    }
+
+    /// A device with filters, every one programmed (off), and `rules` at
+    /// locations 0, 1, ...
+    fn filters(rules: &[FlowRule]) -> Result<(Model, Steering)> {
+        let m = Model::silicon()?;
+        let mut s = Steering::new(true);
+        for (l, r) in rules.iter().enumerate() {
+            // CAST: a few rules.
+            s.add(r, RuleLocation::At(l as u32), &KEY, true)?;
+        }
+        s.program(&m);
+        Ok((m, s))
+    }
+
+    fn ftqf_writes(m: &Model, from: usize) -> usize {
+        (from..m.accesses())
+            .filter(|&i| {
+                m.access(i)
+                    .is_some_and(|a| a.write && (FTQF..FTQF + 32).contains(&a.reg))
+            })
+            .count()
+    }
+
+    #[test]
+    fn filter_add_writes_its_filter_only_ftqf_last() -> Result {
+        let (m, mut s) = filters(&[])?;
+        // The first programming turns all eight off, with the disabled value.
+        assert_eq!(ftqf_writes(&m, 0), HW_FILTERS);
+        assert!((0..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let host = flow([10, 0, 0, 9], 6000, 443);
+        m.watch(host, TO_RSS)?;
+        m.watch(a, TO_RSS | to_queue(1))?;
+        let t0 = m.accesses();
+        s.add(&tcp4(None, Some(80), 1), RuleLocation::Any, &KEY, true)?;
+        s.program(&m);
+        // One filter: five companions, then FTQF, which turns it on.
+        assert_eq!(m.accesses() - t0, 6);
+        let last = m.access(m.accesses() - 1).ok_or(EINVAL)?;
+        assert!(last.write && last.reg == FTQF && last.val & FTQF_QUEUE_ENABLE != 0);
+        assert_eq!(m.route(&a), to_queue(1));
+        assert_eq!(m.route(&host), TO_RSS);
+        // Nothing changed, nothing written.
+        let t1 = m.accesses();
+        s.program(&m);
+        assert_eq!(m.accesses(), t1);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_delete_writes_the_disabled_value() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1), tcp4(None, Some(443), 2)])?;
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let b = flow([10, 0, 0, 1], 5001, 443);
+        m.watch(a, to_queue(1) | TO_RSS)?;
+        m.watch(b, to_queue(2))?;
+        let t0 = m.accesses();
+        s.del(0)?;
+        s.program(&m);
+        // FTQF alone goes to the disabled value; the other rule's filter
+        // moves up to priority 7, after.
+        let after = |f: &dyn Fn(&Access) -> bool| {
+            (t0..m.accesses()).find(|&i| m.access(i).is_some_and(|a| f(&a)))
+        };
+        let off = after(&|a| a.write && a.reg == FTQF && a.val == FTQF_DISABLED);
+        let up = after(&|a| a.write && a.reg == IMIR + 4 && a.val >> 29 == 7);
+        assert!(off.is_some() && off < up);
+        assert_eq!(m.accesses() - t0, 2);
+        assert_eq!(m.route(&a), TO_RSS);
+        // Caught if a filter is turned off with FTQF = 0, or b's filter
+        // goes off in between.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_replace_leaves_no_window() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1), tcp4(None, Some(443), 2)])?;
+        // a: steered before (to 1) and after (to 3); b: steered throughout
+        // by the other rule; c: before only; d: never.
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let b = flow([10, 0, 0, 1], 5001, 443);
+        let c = flow([10, 0, 0, 7], 5000, 80);
+        let d = flow([10, 0, 0, 1], 6000, 22);
+        m.watch(a, to_queue(1) | to_queue(3))?;
+        m.watch(b, to_queue(2))?;
+        m.watch(c, to_queue(1) | TO_RSS)?;
+        m.watch(d, TO_RSS)?;
+        s.add(
+            &tcp4(Some([10, 0, 0, 1]), Some(80), 3),
+            RuleLocation::At(0),
+            &KEY,
+            true,
+        )?;
+        s.program(&m);
+        assert_eq!(m.route(&a), to_queue(3));
+        assert_eq!(m.route(&c), TO_RSS);
+        // The new filter went into the free one; the old one went off last.
+        assert_eq!(m.peek(FTQF), FTQF_DISABLED);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_priorities_are_distinct_by_location() -> Result {
+        let (m, mut s) = filters(&[])?;
+        let f = |l: u16| flow([10, 0, 0, 1], 5000, 1000 + l);
+        // Nine rules at locations 0 to 8, each flow watched from its
+        // rule on: seven take filters, two go through RSS.
+        for l in 0..9u16 {
+            let q = u32::from(l % 4);
+            s.add(
+                &tcp4(None, Some(1000 + l), q),
+                RuleLocation::At(l.into()),
+                &KEY,
+                true,
+            )?;
+            s.program(&m);
+            // The rule at 2 goes and comes back below.
+            let gone = if l == 2 { TO_RSS } else { 0 };
+            m.watch(f(l), if l < 7 { to_queue(q) | gone } else { TO_RSS })?;
+        }
+        assert!(s.uses_rss());
+        // Out and back in at location 2: the filters of 3 to 6 move down
+        // a priority and up again, with no gap.
+        s.del(2)?;
+        s.program(&m);
+        s.add(&tcp4(None, Some(1002), 2), RuleLocation::At(2), &KEY, true)?;
+        s.program(&m);
+        let mut prio = [None; HW_FILTERS];
+        for (n, p) in prio.iter_mut().enumerate() {
+            if m.peek(FTQF + 4 * n) & FTQF_QUEUE_ENABLE != 0 {
+                // Which rule: its port, 1000 + location.
+                // CAST: the port bits.
+                let port = u16::from_be_bytes((m.peek(IMIR + 4 * n) as u16).to_le_bytes());
+                *p = Some((port - 1000, m.peek(IMIR + 4 * n) >> 29));
+            }
+        }
+        assert_eq!(prio.iter().flatten().count(), 7);
+        prio.sort_unstable();
+        // Locations 0..7 at priorities 7 down to 1: distinct, the lowest
+        // location highest. (Before: every location from 7 up had 0.)
+        for (i, (loc, p)) in prio.iter().flatten().enumerate() {
+            assert_eq!((usize::from(*loc), *p as usize), (i, 7 - i));
+        }
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_blank_and_rewrite_is_caught() -> Result {
+        // What igb_rs did on every rule change: each filter to 0, then
+        // rewritten.
+        let (m, s) = filters(&[tcp4(None, Some(80), 1)])?;
+        m.watch(flow([10, 0, 0, 1], 5000, 80), to_queue(1))?;
+        for (n, f) in s.hw_filters().iter().enumerate() {
+            m.wr(FTQF + 4 * n, 0);
+            if let Some(f) = f {
+                m.wr(SAQF + 4 * n, f.saqf);
+                m.wr(DAQF + 4 * n, f.daqf);
+                m.wr(SPQF + 4 * n, f.spqf);
+                m.wr(IMIR + 4 * n, f.imir);
+                m.wr(IMIREXT + 4 * n, f.imirext);
+                m.wr(FTQF + 4 * n, f.ftqf);
+            }
+        }
+        assert!(m.broke(Rule::FlowWindow(0)));
+        assert!(m.broke(Rule::FilterOffUnmasked(1)));
+        Ok(())
+    }
+
+    #[test]
+    fn filters_written_whole_after_a_reset() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1)])?;
+        let _ = hw::reset(&m);
+        // The reset left every FTQF at 0: written again, all of them.
+        let t0 = m.accesses();
+        s.forget_hw();
+        s.program(&m);
+        assert_eq!(ftqf_writes(&m, t0), HW_FILTERS + 1);
+        assert_eq!(m.route(&flow([10, 0, 0, 1], 5000, 80)), to_queue(1));
+        assert!((1..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
+        assert!(m.clean());
         Ok(())
     }
 }

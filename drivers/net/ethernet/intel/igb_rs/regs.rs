@@ -97,11 +97,19 @@ pub(crate) const FTQF_PROTO_BP: u32 = 1 << 28;
 pub(crate) const FTQF_SRC_ADDR_BP: u32 = 1 << 29;
 pub(crate) const FTQF_DST_ADDR_BP: u32 = 1 << 30;
 pub(crate) const FTQF_SRC_PORT_BP: u32 = 1 << 31;
+/// FTQF: every five-tuple compare bypassed (E1000_FTQF_MASK).
+pub(crate) const FTQF_MASK: u32 =
+    FTQF_PROTO_BP | FTQF_SRC_ADDR_BP | FTQF_DST_ADDR_BP | FTQF_SRC_PORT_BP;
+/// FTQF of a filter out of use, as the C igb (`igb_ptp.c`) and DPDK's
+/// 82576 code write it: nothing compared (so SAQF, DAQF, SPQF and IMIR
+/// are not looked at, whatever they hold), no queue.
+pub(crate) const FTQF_DISABLED: u32 = FTQF_VF_BP | FTQF_MASK;
 /// IMIR: do not compare the destination port (bits 15:0).
 pub(crate) const IMIR_PORT_BP: u32 = 1 << 17;
 /// IMIR: the filter's priority, bits 31:29; the highest of the filters a
 /// frame matches wins.
 pub(crate) const IMIR_PRIORITY_SHIFT: u32 = 29;
+pub(crate) const IMIR_PRIORITY_MASK: u32 = 7 << IMIR_PRIORITY_SHIFT;
 /// IMIREXT: do not compare the frame size, nor the TCP flags.
 pub(crate) const IMIREXT_SIZE_BP: u32 = 1 << 12;
 pub(crate) const IMIREXT_CTRL_BP: u32 = 1 << 19;

@@ -101,14 +101,14 @@ kernel::pci_device_table!(
     PCI_TABLE,
     <IgbRs as pci::Driver>::IdInfo,
     [
-        // The 82576 family (E1000_DEV_ID_82576*).
+        // The copper 82576s (E1000_DEV_ID_82576, _NS, _QUAD_COPPER,
+        // _QUAD_COPPER_ET2): the driver sets up the internal copper PHY
+        // only. The fiber and SerDes ones (0x10e6, 0x10e7, 0x150d, 0x1518)
+        // are left to igb; probe also refuses a copper ID whose NVM
+        // selects another link mode.
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10c9), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e6), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e7), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e8), ()),
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150a), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150d), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1518), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e8), ()),
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1526), ()),
     ]
 );
@@ -730,12 +730,13 @@ impl Nic {
         stopped
     }
 
-    /// Restarts autonegotiation on the PHY; the link comes up later, with
-    /// an LSC interrupt.
+    /// Sets the PHY up for autonegotiation; restarts it only if a setting
+    /// changed or there is no link (a restart would drop a BMC's link for
+    /// nothing). A link that is down comes up later, with an LSC
+    /// interrupt. Sleeps (the PHY semaphore): process context.
     fn start_link(&self) {
-        self.wr(CTRL, self.rd(CTRL) | CTRL_SLU);
-        if let Err(e) = hw::phy_write(self, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART) {
-            dev_err!(self.pdev, "PHY autonegotiation restart failed: {:?}\n", e);
+        if let Err(e) = hw::link_setup(self) {
+            dev_err!(self.pdev, "PHY setup failed: {:?}\n", e);
         }
     }
 
@@ -1652,6 +1653,35 @@ fn mac_address(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> R
     Ok(mac)
 }
 
+/// Checks that the port runs on the 82576's internal copper PHY, the only
+/// media the driver sets up, and resets that PHY (unless the firmware
+/// blocks it). SGMII, SerDes and fiber ports are refused: the C igb
+/// drives them.
+fn copper_phy(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> Result {
+    if !hw::is_copper(bar) {
+        dev_err!(
+            pdev,
+            "the NVM sets a SerDes, SGMII or 1000BASE-KX link (CTRL_EXT {:#010x}): only the internal copper PHY is supported, use igb\n",
+            hw::Regs::rd(bar, CTRL_EXT)
+        );
+        return Err(ENODEV);
+    }
+    let id = hw::phy_id(bar).inspect_err(|e| dev_err!(pdev, "PHY not readable: {:?}\n", e))?;
+    if id != PHY_ID_82576 {
+        dev_err!(
+            pdev,
+            "PHY id {:#010x} is not the 82576's internal PHY ({:#010x})\n",
+            id,
+            PHY_ID_82576
+        );
+        return Err(ENODEV);
+    }
+    if !hw::phy_reset(bar)? {
+        dev_info!(pdev, "PHY reset blocked by the manageability firmware\n");
+    }
+    Ok(())
+}
+
 /// Whether the device has five-tuple queue filters: FTQF keeps what is
 /// written to it (the disabled value, left there), which QEMU's does not.
 fn has_tuple_filters(bar: &pci::Bar<'_, BAR0_SIZE>) -> bool {
@@ -1684,10 +1714,7 @@ impl pci::Driver for IgbRs {
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             reset(pdev, &bar);
             let mac = mac_address(pdev, &bar)?;
-            if let Ok(id1) = hw::phy_read(&bar, PHY_ADDR, PHY_ID1) {
-                let id2 = hw::phy_read(&bar, PHY_ADDR, PHY_ID2).unwrap_or(0);
-                dev_dbg!(pdev, "PHY id {:04x}:{:04x}\n", id1, id2);
-            }
+            copper_phy(pdev, &bar)?;
             let filters = has_tuple_filters(&bar);
             let bar = bar.into_devres()?;
             // CAST: 4.

@@ -50,6 +50,16 @@ pub(crate) enum Rule {
     /// Five-tuple filter `.0` turned off with an FTQF that still compares
     /// fields (against stale SAQF/DAQF/SPQF/IMIR), not the disabled value.
     FilterOffUnmasked(usize),
+    /// An MDIC transaction, or a PHY reset, without the PHY's SW_FW_SYNC
+    /// bit held: the firmware may be using the PHY at the same time.
+    PhyWithoutSync,
+    /// SW_FW_SYNC written without the SWSM semaphore (SMBI and SWESMBI).
+    SyncWithoutSemaphore,
+    /// The PHY's SW_FW_SYNC software bit set while the firmware held its
+    /// own.
+    SyncTakenFromFirmware,
+    /// CTRL.PHY_RST while MANC.BLK_PHY_RST_ON_IDE forbids it.
+    PhyResetBlocked,
 }
 
 /// A register access: model time, write or read, register, value.
@@ -131,14 +141,30 @@ pub(crate) struct Config {
     /// GCR as the firmware left it.
     pub(crate) gcr: u32,
     pub(crate) nvm: [u16; NVM_WORDS],
-    /// PHY 1's registers; any other address answers with MDIC.ERROR.
+    /// PHY 1's registers, as a PHY reset leaves them; any other address
+    /// answers with MDIC.ERROR.
     pub(crate) phy: [u16; 32],
+    /// The firmware holds its SW_FW_SYNC bit for port 0's PHY until then.
+    pub(crate) fw_phy: After,
+    /// The firmware holds SWSM.SWESMBI until then.
+    pub(crate) fw_swesmbi: After,
+    /// MANC as the firmware set it (BLK_PHY_RST_ON_IDE).
+    pub(crate) manc: u32,
+    /// CTRL_EXT as the NVM loads it (LINK_MODE).
+    pub(crate) ctrl_ext: u32,
+    /// A link partner: the link is up at power-on (a BMC uses it), and
+    /// comes back [`AUTONEG_US`] after autonegotiation restarts.
+    pub(crate) link: bool,
 }
+
+/// From an autonegotiation restart (or PHY reset) to link up, µs.
+pub(crate) const AUTONEG_US: u64 = 2_000_000;
 
 /// The address the model's NVM holds.
 pub(crate) const MAC: [u8; 6] = [0x00, 0x1b, 0x21, 0x12, 0x34, 0x56];
-/// The 82576's internal PHY identifier (registers 2 and 3).
-pub(crate) const PHY_ID: (u16, u16) = (0x0154, 0x03b0);
+/// The 82576's internal PHY identifier (registers 2 and 3): an IGP03,
+/// revision 1 (QEMU reports the same).
+pub(crate) const PHY_ID: (u16, u16) = (0x02a8, 0x0391);
 
 /// An NVM image with `mac` and a good checksum, no alternate address.
 pub(crate) fn nvm_image(mac: &[u8; 6]) -> [u16; NVM_WORDS] {
@@ -161,9 +187,16 @@ impl Config {
     /// Silicon: every wait takes a while, and ends.
     pub(crate) fn silicon() -> Self {
         let mut phy = [0u16; 32];
+        // Autonegotiation on, 1000 full; every speed advertised, 1000
+        // half too; manual MDI; low power link up on (as an NVM may set
+        // it).
         phy[0] = 0x1140;
+        phy[1] = 0x796d;
         phy[2] = PHY_ID.0;
         phy[3] = PHY_ID.1;
+        phy[4] = 0x0de1;
+        phy[9] = 0x0300;
+        phy[0x19] = 0x0002;
         Self {
             queue_off: After::Us(300),
             queue_on: After::Us(200),
@@ -176,6 +209,11 @@ impl Config {
             gcr: 0,
             nvm: nvm_image(&MAC),
             phy,
+            fw_phy: After::Us(0),
+            fw_swesmbi: After::Us(0),
+            manc: 0,
+            ctrl_ext: 0,
+            link: true,
         }
     }
 
@@ -255,6 +293,16 @@ struct State {
     /// Flows checked at every five-tuple filter write, with where each
     /// may go.
     flows: KVec<(Flow, u32)>,
+    /// PHY 1's registers now.
+    phy: [u16; 32],
+    /// SWSM bits the driver holds.
+    smbi: bool,
+    swesmbi: bool,
+    /// The link is up from this time on.
+    link_at: Option<u64>,
+    /// Times a link that was up went down (autonegotiation restarted, or
+    /// the PHY reset).
+    link_drops: u32,
 }
 
 /// Register index of `reg`.
@@ -321,6 +369,23 @@ impl State {
         self.set(RAH0, hi);
     }
 
+    fn link_up(&self) -> bool {
+        self.link_at.is_some_and(|t| self.now >= t)
+    }
+
+    /// Autonegotiation starts over: a link that was up goes down.
+    fn renegotiate(&mut self) {
+        if self.link_up() {
+            self.link_drops += 1;
+        }
+        self.link_at = self.cfg.link.then(|| self.now.saturating_add(AUTONEG_US));
+    }
+
+    /// Whether the driver holds port 0's PHY (SW_FW_SYNC).
+    fn phy_held(&self) -> bool {
+        self.get(SW_FW_SYNC) & SWFW_PHY_SM[0] != 0
+    }
+
     /// Where the five-tuple filters send `f`'s frames.
     ///
     /// The datasheet's filters as the driver reads it: a filter steers
@@ -379,7 +444,7 @@ impl State {
     }
 
     fn reset(&mut self) {
-        let keep = [CTRL_EXT, GCR];
+        let keep = [CTRL_EXT, GCR, MANC, SW_FW_SYNC];
         let kept = keep.map(|r| self.get(r));
         for r in self.regs.iter_mut() {
             *r = 0;
@@ -416,7 +481,23 @@ impl State {
                 let ctrl = self.get(CTRL);
                 let pending = ctrl & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
                 let gio = if pending { STATUS_GIO_MASTER_ENABLE } else { 0 };
-                (self.get(STATUS) & !STATUS_GIO_MASTER_ENABLE) | gio
+                let lu = if self.link_up() { STATUS_LU } else { 0 };
+                (self.get(STATUS) & !(STATUS_GIO_MASTER_ENABLE | STATUS_LU)) | gio | lu
+            }
+            SWSM => {
+                let v = if self.smbi { SWSM_SMBI } else { 0 }
+                    | if self.swesmbi { SWSM_SWESMBI } else { 0 };
+                // Read with SMBI clear: now this driver's.
+                self.smbi = true;
+                v
+            }
+            SW_FW_SYNC => {
+                let fw = if now < self.cfg.fw_phy.at(0) {
+                    SWFW_PHY_SM[0] << SWFW_FW_SHIFT
+                } else {
+                    0
+                };
+                (self.get(SW_FW_SYNC) & 0xffff) | fw
             }
             EEMNGCTL if now >= self.cfg_done_at => self.get(EEMNGCTL) | EEMNGCTL_CFG_DONE_PORT_0,
             MDIC => {
@@ -457,6 +538,16 @@ impl State {
                     self.master_off_at = self.cfg.master_off.at(now);
                 }
                 self.set(CTRL, val & !CTRL_RST);
+                if val & CTRL_PHY_RST != 0 && old & CTRL_PHY_RST == 0 {
+                    if self.get(MANC) & MANC_BLK_PHY_RST_ON_IDE != 0 {
+                        self.broke(Rule::PhyResetBlocked);
+                    }
+                    if !self.phy_held() {
+                        self.broke(Rule::PhyWithoutSync);
+                    }
+                    self.phy = self.cfg.phy;
+                    self.renegotiate();
+                }
                 if val & CTRL_RST != 0 {
                     let pending = old & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
                     // A device whose requests never drain is reset anyway
@@ -481,24 +572,46 @@ impl State {
                 self.set(EERD, v);
             }
             MDIC => {
+                if !self.phy_held() {
+                    self.broke(Rule::PhyWithoutSync);
+                }
                 let phy = (val >> MDIC_PHY_SHIFT) & 0x1f;
                 // CAST: 5 bits.
                 let r = ((val >> MDIC_REG_SHIFT) & 0x1f) as usize;
+                // CAST: the data bits.
+                let data = val as u16;
                 let mut v = val & !(MDIC_READY | MDIC_ERROR);
                 if phy != PHY_ADDR {
                     v |= MDIC_ERROR;
                 } else if val & MDIC_OP_READ != 0 {
-                    let data = self.cfg.phy.get(r).copied().unwrap_or(0);
+                    let data = self.phy.get(r).copied().unwrap_or(0);
                     v = (v & !0xffff) | u32::from(data);
-                } else if let Some(p) = self.cfg.phy.get_mut(r) {
-                    // CAST: the data bits.
-                    *p = val as u16;
+                } else if r == 0 && data & BMCR_AUTONEG_RESTART != 0 {
+                    // Self-clearing.
+                    self.phy[0] = data & !BMCR_AUTONEG_RESTART;
+                    self.renegotiate();
+                } else if let Some(p) = self.phy.get_mut(r) {
+                    *p = data;
                 }
                 self.mdic_ready_at = match self.cfg.mdic {
                     Mdic::Ready(d) => now.saturating_add(d),
                     _ => u64::MAX,
                 };
                 self.set(MDIC, v);
+            }
+            SWSM => {
+                self.smbi = val & SWSM_SMBI != 0;
+                self.swesmbi = val & SWSM_SWESMBI != 0 && now >= self.cfg.fw_swesmbi.at(0);
+            }
+            SW_FW_SYNC => {
+                if !(self.smbi && self.swesmbi) {
+                    self.broke(Rule::SyncWithoutSemaphore);
+                }
+                let taken = val & !self.get(SW_FW_SYNC) & SWFW_PHY_SM[0] != 0;
+                if taken && now < self.cfg.fw_phy.at(0) {
+                    self.broke(Rule::SyncTakenFromFirmware);
+                }
+                self.set(SW_FW_SYNC, val & 0xffff);
             }
             SAQF..=0x59ff | IMIR..=0x5abf => {
                 self.set(reg, val);
@@ -564,7 +677,8 @@ pub(crate) struct Model(RefCell<State>);
 impl Model {
     /// A device as `cfg` says, just out of a power-on reset.
     pub(crate) fn new(cfg: Config) -> Result<Self> {
-        let gcr = cfg.gcr;
+        let (gcr, manc, ctrl_ext) = (cfg.gcr, cfg.manc, cfg.ctrl_ext);
+        let (phy, link) = (cfg.phy, cfg.link);
         let mut s = State {
             cfg,
             now: 0,
@@ -578,8 +692,15 @@ impl Model {
             trace: KVec::new(),
             broken: KVec::new(),
             flows: KVec::new(),
+            phy,
+            smbi: false,
+            swesmbi: false,
+            link_at: link.then_some(0),
+            link_drops: 0,
         };
         s.set(GCR, gcr);
+        s.set(MANC, manc);
+        s.set(CTRL_EXT, ctrl_ext);
         s.reset();
         // Out of power-on reset long ago: the NVM is loaded, the
         // configuration done (if the device ever does them).
@@ -694,6 +815,16 @@ impl Model {
     /// Where the five-tuple filters send `flow`'s frames now.
     pub(crate) fn route(&self, flow: &Flow) -> u32 {
         self.0.borrow().route(flow)
+    }
+
+    /// PHY register `reg` now, without an access.
+    pub(crate) fn phy(&self, reg: usize) -> u16 {
+        self.0.borrow().phy.get(reg).copied().unwrap_or(0)
+    }
+
+    /// Times a link that was up went down.
+    pub(crate) fn link_drops(&self) -> u32 {
+        self.0.borrow().link_drops
     }
 
     /// The driver is done with the device (remove).
@@ -1190,25 +1321,30 @@ mod tests {
         Ok(())
     }
 
-    // MDIC and the PHY.
+    // MDIC and the PHY: SW_FW_SYNC around every access, the PHY ID,
+    // MANC.BLK_PHY_RST, LPLU, advertisement, restarts only when needed.
 
     #[test]
     fn phy_id_reads_through_mdic() -> Result {
         let m = Model::silicon()?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID1)?, PHY_ID.0);
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID2)?, PHY_ID.1);
-        hw::phy_write(&m, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART)?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_BMCR)?, BMCR_AUTONEG_RESTART);
+        {
+            let phy = hw::Phy::acquire(&m)?;
+            assert_eq!(phy.read(PHY_ID1)?, PHY_ID.0);
+            assert_eq!(phy.read(PHY_ID2)?, PHY_ID.1);
+            phy.write(PHY_ANAR, 0x01e1)?;
+            assert_eq!(phy.read(PHY_ANAR)?, 0x01e1);
+        }
+        assert_eq!(hw::phy_id(&m)?, PHY_ID_82576);
+        assert!(m.clean());
         Ok(())
     }
 
     #[test]
     fn mdic_errors_are_reported() -> Result {
         let m = model(|c| c.mdic = Mdic::Error)?;
-        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(EIO));
-        // No PHY at another address.
-        let m = Model::silicon()?;
-        assert!(hw::phy_write(&m, 2, PHY_BMCR, 0) == Err(EIO));
+        assert!(hw::Phy::acquire(&m)?.read(PHY_ID1) == Err(EIO));
+        // The PHY is given back all the same.
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
         Ok(())
     }
 
@@ -1216,8 +1352,162 @@ mod tests {
     fn mdic_busy_times_out() -> Result {
         let m = model(|c| c.mdic = Mdic::Busy)?;
         let t0 = m.now();
-        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(ETIMEDOUT));
+        assert!(hw::Phy::acquire(&m)?.read(PHY_ID1) == Err(ETIMEDOUT));
         assert!(m.now() - t0 < 100_000);
+        Ok(())
+    }
+
+    #[test]
+    fn phy_access_holds_the_sw_fw_sync_bit() -> Result {
+        let m = Model::silicon()?;
+        {
+            let phy = hw::Phy::acquire(&m)?;
+            assert_eq!(m.peek(SW_FW_SYNC), SWFW_PHY_SM[0]);
+            phy.read(PHY_BMCR)?;
+        }
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        // Caught if MDIC is used without the bit, or SW_FW_SYNC written
+        // without the SWSM semaphore.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn phy_access_without_the_sync_bit_is_caught() -> Result {
+        // What igb_rs did: MDIC straight away.
+        let m = Model::silicon()?;
+        m.wr(
+            MDIC,
+            MDIC_OP_READ | PHY_ADDR << MDIC_PHY_SHIFT | PHY_ID1 << MDIC_REG_SHIFT,
+        );
+        assert!(m.broke(Rule::PhyWithoutSync));
+        // And the bit taken without the semaphore.
+        m.wr(SW_FW_SYNC, SWFW_PHY_SM[0]);
+        assert!(m.broke(Rule::SyncWithoutSemaphore));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_waits_for_the_firmware() -> Result {
+        let m = model(|c| c.fw_phy = After::Us(30_000))?;
+        let t0 = m.now();
+        drop(hw::Phy::acquire(&m)?);
+        assert!(m.now() - t0 >= 30_000);
+        // Caught if the bit is taken while the firmware holds its own.
+        assert!(m.clean());
+        // A firmware that never lets go: EBUSY in about a second, the PHY
+        // untouched.
+        let m = model(|c| c.fw_phy = After::Never)?;
+        let t0 = m.now();
+        assert!(hw::Phy::acquire(&m).err() == Some(EBUSY));
+        assert!(m.now() - t0 < 2_000_000);
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        // Nor the semaphore.
+        let m = model(|c| c.fw_swesmbi = After::Never)?;
+        assert!(hw::Phy::acquire(&m).err() == Some(EBUSY));
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_internal_copper_phy_is_taken() -> Result {
+        let m = Model::silicon()?;
+        assert!(hw::is_copper(&m));
+        assert_eq!(hw::phy_id(&m)?, PHY_ID_82576);
+        // An M88E1111 behind SGMII, or a SerDes port: refused at probe.
+        let m = model(|c| {
+            c.phy[2] = 0x0141;
+            c.phy[3] = 0x0cc2;
+            c.ctrl_ext = 2 << 22;
+        })?;
+        assert!(hw::phy_id(&m)? != PHY_ID_82576);
+        assert!(!hw::is_copper(&m));
+        assert!(!hw::is_copper(&model(|c| c.ctrl_ext = 3 << 22)?));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_is_skipped_when_blocked() -> Result {
+        let m = model(|c| c.manc = MANC_BLK_PHY_RST_ON_IDE)?;
+        assert!(!hw::phy_reset(&m)?);
+        assert!(m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST != 0)
+            .is_none());
+        // The BMC keeps its link.
+        assert_eq!(m.link_drops(), 0);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_blocked_is_caught() -> Result {
+        let m = model(|c| c.manc = MANC_BLK_PHY_RST_ON_IDE)?;
+        let _phy = hw::Phy::acquire(&m)?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_PHY_RST);
+        assert!(m.broke(Rule::PhyResetBlocked));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_pulses_under_the_sync_bit() -> Result {
+        let m = Model::silicon()?;
+        hw::Phy::acquire(&m)?.write(PHY_ANAR, 0x01e1)?;
+        assert!(hw::phy_reset(&m)?);
+        let on = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST != 0)
+            .ok_or(EINVAL)?;
+        let off = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST == 0)
+            .ok_or(EINVAL)?;
+        let t = |i| m.access(i).map_or(0, |a| a.t);
+        assert!(on < off && t(off) - t(on) >= 100);
+        // The PHY's registers are back at their reset values.
+        assert_eq!(m.phy(4), 0x0de1);
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_setup_turns_lplu_off_and_advertises_every_speed() -> Result {
+        let m = Model::silicon()?;
+        assert!(hw::link_setup(&m)?);
+        assert_eq!(m.phy(0x19) & IGP_PM_D0_LPLU, 0);
+        assert_eq!(
+            m.phy(0x12) & (IGP_AUTO_MDIX | IGP_FORCE_MDIX),
+            IGP_AUTO_MDIX
+        );
+        // 10/100 at both duplexes, the pause bits as they were; 1000 full
+        // only.
+        assert_eq!(m.phy(4), 0x0de1);
+        assert_eq!(m.phy(9), CTRL1000_FD);
+        assert_ne!(m.phy(0) & BMCR_AUTONEG_EN, 0);
+        assert_eq!(m.peek(CTRL) & (CTRL_SLU | CTRL_FRCSPD), CTRL_SLU);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_setup_keeps_a_link_it_does_not_change() -> Result {
+        let m = Model::silicon()?;
+        // Probe: the settings change, autonegotiation restarts once.
+        assert!(hw::link_setup(&m)?);
+        m.sleep_us(3_000_000);
+        let drops = m.link_drops();
+        // Every later open: the link is up and the PHY as wanted, so it
+        // stays up (igb_rs restarted autonegotiation on every open).
+        assert!(!hw::link_setup(&m)?);
+        assert!(!hw::link_setup(&m)?);
+        assert_eq!(m.link_drops(), drops);
+        // Without a link there is nothing to keep: restarted.
+        let m = model(|c| c.link = false)?;
+        assert!(hw::link_setup(&m)?);
+        assert!(hw::link_setup(&m)?);
+        assert!(m.clean());
+        // The old sequence, BMCR restart on an up link, drops it.
+        let m = Model::silicon()?;
+        hw::Phy::acquire(&m)?.write(PHY_BMCR, 0x1340)?;
+        assert_eq!(m.link_drops(), 1);
         Ok(())
     }
 

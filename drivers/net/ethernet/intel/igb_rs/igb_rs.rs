@@ -107,14 +107,14 @@ kernel::pci_device_table!(
     PCI_TABLE,
     <IgbRs as pci::Driver>::IdInfo,
     [
-        // The 82576 family (E1000_DEV_ID_82576*).
+        // The copper 82576s (E1000_DEV_ID_82576, _NS, _QUAD_COPPER,
+        // _QUAD_COPPER_ET2): the driver sets up the internal copper PHY
+        // only. The fiber and SerDes ones (0x10e6, 0x10e7, 0x150d, 0x1518)
+        // are left to igb; probe also refuses a copper ID whose NVM
+        // selects another link mode.
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10c9), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e6), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e7), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e8), ()),
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150a), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x150d), ()),
-        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1518), ()),
+        (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x10e8), ()),
         (pci::DeviceId::from_id(pci::Vendor::INTEL, 0x1526), ()),
     ]
 );
@@ -629,8 +629,16 @@ impl Nic {
         hw::setup_fc(self, fc, max_frame(MAX_MTU));
         hw::force_fc(self, fc);
         st.current = fc;
-        if let Err(e) = hw::advertise_pause(self, fc) {
-            dev_dbg!(self.pdev, "pause advertisement not written: {:?}\n", e);
+        // A new advertisement counts only from an autonegotiation: the
+        // one `start_link` does when the link is down, or this one.
+        match hw::advertise_pause(self, fc) {
+            Ok(true) => {
+                if let Err(e) = hw::restart_autoneg(self) {
+                    dev_dbg!(self.pdev, "autonegotiation not restarted: {:?}\n", e);
+                }
+            }
+            Ok(false) => {}
+            Err(e) => dev_dbg!(self.pdev, "pause advertisement not written: {:?}\n", e),
         }
     }
 
@@ -714,29 +722,21 @@ impl Nic {
     }
 
     /// Spreads flows over the queue pairs by their Toeplitz hash, as the
-    /// RSS configuration says.
+    /// RSS configuration says, and brings the five-tuple filters to what
+    /// the steering rules want. Register writes only (no wait), under the
+    /// RSS lock: two rule changes cannot interleave their filter writes.
     fn configure_rss(&self) {
-        let rss = self.rss.lock();
+        let mut rss = self.rss.lock();
+        // Only the filters that changed, without a gap for a flow steered
+        // before and after (steer.rs); before the table, so that a rule
+        // moving from an RSS bucket to a filter has the filter on before
+        // its bucket goes back to the table's queue.
+        rss.steer.program(self);
         for (i, k) in rss.key.chunks_exact(4).enumerate() {
             self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
         }
         for g in 0..RETA_SIZE / 4 {
             self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
-        if rss.steer.has_filters() {
-            for (n, f) in rss.steer.hw_filters().iter().enumerate() {
-                let at = 4 * n;
-                // Off while it changes; on last.
-                self.wr(FTQF + at, 0);
-                if let Some(f) = f {
-                    self.wr(SAQF + at, f.saqf);
-                    self.wr(DAQF + at, f.daqf);
-                    self.wr(SPQF + at, f.spqf);
-                    self.wr(IMIR + at, f.imir);
-                    self.wr(IMIREXT + at, f.imirext);
-                    self.wr(FTQF + at, f.ftqf);
-                }
-            }
         }
         self.learning.store(rss.steer.learns(), Relaxed);
         let mrqc = rss.fields.mrqc();
@@ -883,12 +883,13 @@ impl Nic {
         stopped
     }
 
-    /// Restarts autonegotiation on the PHY; the link comes up later, with
-    /// an LSC interrupt.
+    /// Sets the PHY up for autonegotiation; restarts it only if a setting
+    /// changed or there is no link (a restart would drop a BMC's link for
+    /// nothing). A link that is down comes up later, with an LSC
+    /// interrupt. Sleeps (the PHY semaphore): process context.
     fn start_link(&self) {
-        self.wr(CTRL, self.rd(CTRL) | CTRL_SLU);
-        if let Err(e) = hw::phy_write(self, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART) {
-            dev_err!(self.pdev, "PHY autonegotiation restart failed: {:?}\n", e);
+        if let Err(e) = hw::link_setup(self) {
+            dev_err!(self.pdev, "PHY setup failed: {:?}\n", e);
         }
     }
 
@@ -899,8 +900,10 @@ impl Nic {
         self.wr(RCTL, filters.rctl);
     }
 
-    /// Writes the address filters again, after a device reset.
+    /// Writes the address filters again, after a device reset; the
+    /// five-tuple filters are all written by the next `configure_rss`.
     fn restore_filters(&self) {
+        self.rss.lock().steer.forget_hw();
         let filters = self.rctl.lock();
         for (n, [lo, hi]) in filters.rar.iter().enumerate() {
             self.wr(RAL0 + 8 * n, *lo);
@@ -1515,8 +1518,9 @@ impl ethtool::Ops for Nic {
             // autonegotiation: the link drops for a moment, and the
             // watchdog resolves flow control when it is back (C takes the
             // device down and up).
-            hw::advertise_pause(nic, fc)?;
-            nic.start_link();
+            if hw::advertise_pause(nic, fc)? {
+                hw::restart_autoneg(nic)?;
+            }
         } else {
             hw::force_fc(nic, fc);
             st.current = fc;
@@ -1962,13 +1966,40 @@ fn mac_address(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> R
     Ok(mac)
 }
 
+/// Checks that the port runs on the 82576's internal copper PHY, the only
+/// media the driver sets up, and resets that PHY (unless the firmware
+/// blocks it). SGMII, SerDes and fiber ports are refused: the C igb
+/// drives them.
+fn copper_phy(pdev: &pci::Device<Core<'_>>, bar: &pci::Bar<'_, BAR0_SIZE>) -> Result {
+    if !hw::is_copper(bar) {
+        dev_err!(
+            pdev,
+            "the NVM sets a SerDes, SGMII or 1000BASE-KX link (CTRL_EXT {:#010x}): only the internal copper PHY is supported, use igb\n",
+            hw::Regs::rd(bar, CTRL_EXT)
+        );
+        return Err(ENODEV);
+    }
+    let id = hw::phy_id(bar).inspect_err(|e| dev_err!(pdev, "PHY not readable: {:?}\n", e))?;
+    if id != PHY_ID_82576 {
+        dev_err!(
+            pdev,
+            "PHY id {:#010x} is not the 82576's internal PHY ({:#010x})\n",
+            id,
+            PHY_ID_82576
+        );
+        return Err(ENODEV);
+    }
+    if !hw::phy_reset(bar)? {
+        dev_info!(pdev, "PHY reset blocked by the manageability firmware\n");
+    }
+    Ok(())
+}
+
 /// Whether the device has five-tuple queue filters: FTQF keeps what is
-/// written to it (a filter that matches nothing), which QEMU's does not.
+/// written to it (the disabled value, left there), which QEMU's does not.
 fn has_tuple_filters(bar: &pci::Bar<'_, BAR0_SIZE>) -> bool {
     bar.write32(steer::FTQF_PROBE, FTQF);
-    let has = bar.read32(FTQF) == steer::FTQF_PROBE;
-    bar.write32(0, FTQF);
-    has
+    bar.read32(FTQF) == steer::FTQF_PROBE
 }
 
 impl pci::Driver for IgbRs {
@@ -1996,10 +2027,7 @@ impl pci::Driver for IgbRs {
             let bar = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")?;
             reset(pdev, &bar);
             let mac = mac_address(pdev, &bar)?;
-            if let Ok(id1) = hw::phy_read(&bar, PHY_ADDR, PHY_ID1) {
-                let id2 = hw::phy_read(&bar, PHY_ADDR, PHY_ID2).unwrap_or(0);
-                dev_dbg!(pdev, "PHY id {:04x}:{:04x}\n", id1, id2);
-            }
+            copper_phy(pdev, &bar)?;
             let filters = has_tuple_filters(&bar);
             let bar = bar.into_devres()?;
             // CAST: 4.

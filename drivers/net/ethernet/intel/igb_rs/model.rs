@@ -19,6 +19,7 @@ use crate::hw::{
     HW_QUEUES, //
 };
 use crate::regs::*;
+use crate::steer::HW_FILTERS;
 use core::cell::RefCell;
 use kernel::prelude::*;
 
@@ -41,6 +42,24 @@ pub(crate) enum Rule {
     TxReleasedWhileEnabled(usize),
     /// CTRL_EXT.DRV_LOAD still set when the driver was done.
     DrvLoadAfterRemove,
+    /// After a write to a five-tuple filter, watched flow `.0` went
+    /// somewhere it may not: to RSS while it is to stay steered (a gap in
+    /// the filter table), or to a queue it is not steered to (a filter
+    /// that matched more than it should, in between).
+    FlowWindow(usize),
+    /// Five-tuple filter `.0` turned off with an FTQF that still compares
+    /// fields (against stale SAQF/DAQF/SPQF/IMIR), not the disabled value.
+    FilterOffUnmasked(usize),
+    /// An MDIC transaction, or a PHY reset, without the PHY's SW_FW_SYNC
+    /// bit held: the firmware may be using the PHY at the same time.
+    PhyWithoutSync,
+    /// SW_FW_SYNC written without the SWSM semaphore (SMBI and SWESMBI).
+    SyncWithoutSemaphore,
+    /// The PHY's SW_FW_SYNC software bit set while the firmware held its
+    /// own.
+    SyncTakenFromFirmware,
+    /// CTRL.PHY_RST while MANC.BLK_PHY_RST_ON_IDE forbids it.
+    PhyResetBlocked,
 }
 
 /// A register access: model time, write or read, register, value.
@@ -82,6 +101,25 @@ pub(crate) enum Mdic {
 /// NVM words the model keeps.
 pub(crate) const NVM_WORDS: usize = 0x100;
 
+/// A TCP/IPv4 flow, as the five-tuple filters see its frames: the sender's
+/// address and port, ours.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flow {
+    pub(crate) src: [u8; 4],
+    pub(crate) dst: [u8; 4],
+    pub(crate) sport: u16,
+    pub(crate) dport: u16,
+}
+
+/// Where a flow's frames go, as a set: bit `q` for queue `q`, and this
+/// bit for RSS (no filter sends them anywhere).
+pub(crate) const TO_RSS: u32 = 1 << 31;
+
+/// A queue as a route set.
+pub(crate) const fn to_queue(q: u32) -> u32 {
+    1 << (q & 0xf)
+}
+
 /// The device the model is.
 #[derive(Clone)]
 pub(crate) struct Config {
@@ -103,14 +141,30 @@ pub(crate) struct Config {
     /// GCR as the firmware left it.
     pub(crate) gcr: u32,
     pub(crate) nvm: [u16; NVM_WORDS],
-    /// PHY 1's registers; any other address answers with MDIC.ERROR.
+    /// PHY 1's registers, as a PHY reset leaves them; any other address
+    /// answers with MDIC.ERROR.
     pub(crate) phy: [u16; 32],
+    /// The firmware holds its SW_FW_SYNC bit for port 0's PHY until then.
+    pub(crate) fw_phy: After,
+    /// The firmware holds SWSM.SWESMBI until then.
+    pub(crate) fw_swesmbi: After,
+    /// MANC as the firmware set it (BLK_PHY_RST_ON_IDE).
+    pub(crate) manc: u32,
+    /// CTRL_EXT as the NVM loads it (LINK_MODE).
+    pub(crate) ctrl_ext: u32,
+    /// A link partner: the link is up at power-on (a BMC uses it), and
+    /// comes back [`AUTONEG_US`] after autonegotiation restarts.
+    pub(crate) link: bool,
 }
+
+/// From an autonegotiation restart (or PHY reset) to link up, µs.
+pub(crate) const AUTONEG_US: u64 = 2_000_000;
 
 /// The address the model's NVM holds.
 pub(crate) const MAC: [u8; 6] = [0x00, 0x1b, 0x21, 0x12, 0x34, 0x56];
-/// The 82576's internal PHY identifier (registers 2 and 3).
-pub(crate) const PHY_ID: (u16, u16) = (0x0154, 0x03b0);
+/// The 82576's internal PHY identifier (registers 2 and 3): an IGP03,
+/// revision 1 (QEMU reports the same).
+pub(crate) const PHY_ID: (u16, u16) = (0x02a8, 0x0391);
 
 /// An NVM image with `mac` and a good checksum, no alternate address.
 pub(crate) fn nvm_image(mac: &[u8; 6]) -> [u16; NVM_WORDS] {
@@ -133,9 +187,16 @@ impl Config {
     /// Silicon: every wait takes a while, and ends.
     pub(crate) fn silicon() -> Self {
         let mut phy = [0u16; 32];
+        // Autonegotiation on, 1000 full; every speed advertised, 1000
+        // half too; manual MDI; low power link up on (as an NVM may set
+        // it).
         phy[0] = 0x1140;
+        phy[1] = 0x796d;
         phy[2] = PHY_ID.0;
         phy[3] = PHY_ID.1;
+        phy[4] = 0x0de1;
+        phy[9] = 0x0300;
+        phy[0x19] = 0x0002;
         Self {
             queue_off: After::Us(300),
             queue_on: After::Us(200),
@@ -148,6 +209,11 @@ impl Config {
             gcr: 0,
             nvm: nvm_image(&MAC),
             phy,
+            fw_phy: After::Us(0),
+            fw_swesmbi: After::Us(0),
+            manc: 0,
+            ctrl_ext: 0,
+            link: true,
         }
     }
 
@@ -224,6 +290,19 @@ struct State {
     mdic_ready_at: u64,
     trace: KVec<Access>,
     broken: KVec<Rule>,
+    /// Flows checked at every five-tuple filter write, with where each
+    /// may go.
+    flows: KVec<(Flow, u32)>,
+    /// PHY 1's registers now.
+    phy: [u16; 32],
+    /// SWSM bits the driver holds.
+    smbi: bool,
+    swesmbi: bool,
+    /// The link is up from this time on.
+    link_at: Option<u64>,
+    /// Times a link that was up went down (autonegotiation restarted, or
+    /// the PHY reset).
+    link_drops: u32,
 }
 
 /// Register index of `reg`.
@@ -290,8 +369,82 @@ impl State {
         self.set(RAH0, hi);
     }
 
+    fn link_up(&self) -> bool {
+        self.link_at.is_some_and(|t| self.now >= t)
+    }
+
+    /// Autonegotiation starts over: a link that was up goes down.
+    fn renegotiate(&mut self) {
+        if self.link_up() {
+            self.link_drops += 1;
+        }
+        self.link_at = self.cfg.link.then(|| self.now.saturating_add(AUTONEG_US));
+    }
+
+    /// Whether the driver holds port 0's PHY (SW_FW_SYNC).
+    fn phy_held(&self) -> bool {
+        self.get(SW_FW_SYNC) & SWFW_PHY_SM[0] != 0
+    }
+
+    /// Where the five-tuple filters send `f`'s frames.
+    ///
+    /// The datasheet's filters as the driver reads it: a filter steers
+    /// only with FTQF.1QUEUE set; it matches a frame when every field its
+    /// FTQF and IMIR do not bypass equals the frame's (the protocol, the
+    /// pool, which no frame has here, the addresses, the ports), and
+    /// IMIREXT bypasses the size and TCP flag compares (else not every
+    /// frame of the flow matches). Of the filters that match, the highest
+    /// IMIR priority wins; between equal priorities the lower index
+    /// (UNVERIFIED: no source says).
+    fn route(&self, f: &Flow) -> u32 {
+        let port = |p: u16| u32::from(u16::from_le_bytes(p.to_be_bytes()));
+        let mut best: Option<(u32, u32)> = None;
+        for n in 0..HW_FILTERS {
+            let at = 4 * n;
+            let ftqf = self.get(FTQF + at);
+            let imir = self.get(IMIR + at);
+            let ext = self.get(IMIREXT + at);
+            let cmp = |bp: u32, eq: bool| ftqf & bp != 0 || eq;
+            let all = IMIREXT_SIZE_BP | IMIREXT_CTRL_BP;
+            let src = self.get(SAQF + at) == u32::from_le_bytes(f.src);
+            let dst = self.get(DAQF + at) == u32::from_le_bytes(f.dst);
+            let sport = self.get(SPQF + at) & 0xffff == port(f.sport);
+            let matches = ftqf & FTQF_QUEUE_ENABLE != 0
+                && cmp(FTQF_PROTO_BP, ftqf & 0xff == FTQF_PROTO_TCP)
+                && ftqf & FTQF_VF_BP != 0
+                && cmp(FTQF_SRC_ADDR_BP, src)
+                && cmp(FTQF_DST_ADDR_BP, dst)
+                && cmp(FTQF_SRC_PORT_BP, sport)
+                && (imir & IMIR_PORT_BP != 0 || imir & 0xffff == port(f.dport))
+                && ext & all == all;
+            let prio = imir >> IMIR_PRIORITY_SHIFT;
+            if matches && best.is_none_or(|(p, _)| prio > p) {
+                best = Some((prio, (ftqf & FTQF_QUEUE_MASK) >> FTQF_QUEUE_SHIFT));
+            }
+        }
+        best.map_or(TO_RSS, |(_, q)| to_queue(q))
+    }
+
+    /// Five-tuple filter register `reg` was written with `val`.
+    fn filter_written(&mut self, reg: usize, val: u32) {
+        if (FTQF..FTQF + 4 * HW_FILTERS).contains(&reg)
+            && val & FTQF_QUEUE_ENABLE == 0
+            && val & FTQF_MASK != FTQF_MASK
+        {
+            self.broke(Rule::FilterOffUnmasked((reg - FTQF) / 4));
+        }
+        for i in 0..self.flows.len() {
+            let Some((f, allowed)) = self.flows.get(i).copied() else {
+                continue;
+            };
+            if self.route(&f) & allowed == 0 {
+                self.broke(Rule::FlowWindow(i));
+            }
+        }
+    }
+
     fn reset(&mut self) {
-        let keep = [CTRL_EXT, GCR];
+        let keep = [CTRL_EXT, GCR, MANC, SW_FW_SYNC];
         let kept = keep.map(|r| self.get(r));
         for r in self.regs.iter_mut() {
             *r = 0;
@@ -328,7 +481,23 @@ impl State {
                 let ctrl = self.get(CTRL);
                 let pending = ctrl & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
                 let gio = if pending { STATUS_GIO_MASTER_ENABLE } else { 0 };
-                (self.get(STATUS) & !STATUS_GIO_MASTER_ENABLE) | gio
+                let lu = if self.link_up() { STATUS_LU } else { 0 };
+                (self.get(STATUS) & !(STATUS_GIO_MASTER_ENABLE | STATUS_LU)) | gio | lu
+            }
+            SWSM => {
+                let v = if self.smbi { SWSM_SMBI } else { 0 }
+                    | if self.swesmbi { SWSM_SWESMBI } else { 0 };
+                // Read with SMBI clear: now this driver's.
+                self.smbi = true;
+                v
+            }
+            SW_FW_SYNC => {
+                let fw = if now < self.cfg.fw_phy.at(0) {
+                    SWFW_PHY_SM[0] << SWFW_FW_SHIFT
+                } else {
+                    0
+                };
+                (self.get(SW_FW_SYNC) & 0xffff) | fw
             }
             EEMNGCTL if now >= self.cfg_done_at => self.get(EEMNGCTL) | EEMNGCTL_CFG_DONE_PORT_0,
             MDIC => {
@@ -369,6 +538,16 @@ impl State {
                     self.master_off_at = self.cfg.master_off.at(now);
                 }
                 self.set(CTRL, val & !CTRL_RST);
+                if val & CTRL_PHY_RST != 0 && old & CTRL_PHY_RST == 0 {
+                    if self.get(MANC) & MANC_BLK_PHY_RST_ON_IDE != 0 {
+                        self.broke(Rule::PhyResetBlocked);
+                    }
+                    if !self.phy_held() {
+                        self.broke(Rule::PhyWithoutSync);
+                    }
+                    self.phy = self.cfg.phy;
+                    self.renegotiate();
+                }
                 if val & CTRL_RST != 0 {
                     let pending = old & CTRL_GIO_MASTER_DISABLE == 0 || now < self.master_off_at;
                     // A device whose requests never drain is reset anyway
@@ -393,24 +572,50 @@ impl State {
                 self.set(EERD, v);
             }
             MDIC => {
+                if !self.phy_held() {
+                    self.broke(Rule::PhyWithoutSync);
+                }
                 let phy = (val >> MDIC_PHY_SHIFT) & 0x1f;
                 // CAST: 5 bits.
                 let r = ((val >> MDIC_REG_SHIFT) & 0x1f) as usize;
+                // CAST: the data bits.
+                let data = val as u16;
                 let mut v = val & !(MDIC_READY | MDIC_ERROR);
                 if phy != PHY_ADDR {
                     v |= MDIC_ERROR;
                 } else if val & MDIC_OP_READ != 0 {
-                    let data = self.cfg.phy.get(r).copied().unwrap_or(0);
+                    let data = self.phy.get(r).copied().unwrap_or(0);
                     v = (v & !0xffff) | u32::from(data);
-                } else if let Some(p) = self.cfg.phy.get_mut(r) {
-                    // CAST: the data bits.
-                    *p = val as u16;
+                } else if r == 0 && data & BMCR_AUTONEG_RESTART != 0 {
+                    // Self-clearing.
+                    self.phy[0] = data & !BMCR_AUTONEG_RESTART;
+                    self.renegotiate();
+                } else if let Some(p) = self.phy.get_mut(r) {
+                    *p = data;
                 }
                 self.mdic_ready_at = match self.cfg.mdic {
                     Mdic::Ready(d) => now.saturating_add(d),
                     _ => u64::MAX,
                 };
                 self.set(MDIC, v);
+            }
+            SWSM => {
+                self.smbi = val & SWSM_SMBI != 0;
+                self.swesmbi = val & SWSM_SWESMBI != 0 && now >= self.cfg.fw_swesmbi.at(0);
+            }
+            SW_FW_SYNC => {
+                if !(self.smbi && self.swesmbi) {
+                    self.broke(Rule::SyncWithoutSemaphore);
+                }
+                let taken = val & !self.get(SW_FW_SYNC) & SWFW_PHY_SM[0] != 0;
+                if taken && now < self.cfg.fw_phy.at(0) {
+                    self.broke(Rule::SyncTakenFromFirmware);
+                }
+                self.set(SW_FW_SYNC, val & 0xffff);
+            }
+            SAQF..=0x59ff | IMIR..=0x5abf => {
+                self.set(reg, val);
+                self.filter_written(reg, val);
             }
             _ => match queue_reg(reg) {
                 Some((rx, q, off)) => self.queue_write(rx, q, off, reg, val),
@@ -472,7 +677,8 @@ pub(crate) struct Model(RefCell<State>);
 impl Model {
     /// A device as `cfg` says, just out of a power-on reset.
     pub(crate) fn new(cfg: Config) -> Result<Self> {
-        let gcr = cfg.gcr;
+        let (gcr, manc, ctrl_ext) = (cfg.gcr, cfg.manc, cfg.ctrl_ext);
+        let (phy, link) = (cfg.phy, cfg.link);
         let mut s = State {
             cfg,
             now: 0,
@@ -485,8 +691,16 @@ impl Model {
             mdic_ready_at: 0,
             trace: KVec::new(),
             broken: KVec::new(),
+            flows: KVec::new(),
+            phy,
+            smbi: false,
+            swesmbi: false,
+            link_at: link.then_some(0),
+            link_drops: 0,
         };
         s.set(GCR, gcr);
+        s.set(MANC, manc);
+        s.set(CTRL_EXT, ctrl_ext);
         s.reset();
         // Out of power-on reset long ago: the NVM is loaded, the
         // configuration done (if the device ever does them).
@@ -586,6 +800,33 @@ impl Model {
         }
     }
 
+    /// From now on, after every write to a five-tuple filter, `flow`'s
+    /// frames must go to one of `allowed` ([`to_queue`], [`TO_RSS`]). The
+    /// flow's index in [`Rule::FlowWindow`] is the number of flows watched
+    /// before.
+    pub(crate) fn watch(&self, flow: Flow, allowed: u32) -> Result {
+        self.0
+            .borrow_mut()
+            .flows
+            .push((flow, allowed), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Where the five-tuple filters send `flow`'s frames now.
+    pub(crate) fn route(&self, flow: &Flow) -> u32 {
+        self.0.borrow().route(flow)
+    }
+
+    /// PHY register `reg` now, without an access.
+    pub(crate) fn phy(&self, reg: usize) -> u16 {
+        self.0.borrow().phy.get(reg).copied().unwrap_or(0)
+    }
+
+    /// Times a link that was up went down.
+    pub(crate) fn link_drops(&self) -> u32 {
+        self.0.borrow().link_drops
+    }
+
     /// The driver is done with the device (remove).
     pub(crate) fn removed(&self) {
         let mut s = self.0.borrow_mut();
@@ -633,6 +874,16 @@ impl Regs for Model {
 mod tests {
     use super::*;
     use crate::hw;
+    use crate::steer::Steering;
+    use core::net::{
+        IpAddr,
+        Ipv4Addr, //
+    };
+    use kernel::net::ethtool::{
+        FlowRule,
+        FlowType,
+        RuleLocation, //
+    };
 
     /// A ring somewhere, of 256 descriptors.
     const RING: hw::Ring = hw::Ring {
@@ -1070,25 +1321,30 @@ mod tests {
         Ok(())
     }
 
-    // MDIC and the PHY.
+    // MDIC and the PHY: SW_FW_SYNC around every access, the PHY ID,
+    // MANC.BLK_PHY_RST, LPLU, advertisement, restarts only when needed.
 
     #[test]
     fn phy_id_reads_through_mdic() -> Result {
         let m = Model::silicon()?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID1)?, PHY_ID.0);
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ID2)?, PHY_ID.1);
-        hw::phy_write(&m, PHY_ADDR, PHY_BMCR, BMCR_AUTONEG_RESTART)?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_BMCR)?, BMCR_AUTONEG_RESTART);
+        {
+            let phy = hw::Phy::acquire(&m)?;
+            assert_eq!(phy.read(PHY_ID1)?, PHY_ID.0);
+            assert_eq!(phy.read(PHY_ID2)?, PHY_ID.1);
+            phy.write(PHY_ANAR, 0x01e1)?;
+            assert_eq!(phy.read(PHY_ANAR)?, 0x01e1);
+        }
+        assert_eq!(hw::phy_id(&m)?, PHY_ID_82576);
+        assert!(m.clean());
         Ok(())
     }
 
     #[test]
     fn mdic_errors_are_reported() -> Result {
         let m = model(|c| c.mdic = Mdic::Error)?;
-        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(EIO));
-        // No PHY at another address.
-        let m = Model::silicon()?;
-        assert!(hw::phy_write(&m, 2, PHY_BMCR, 0) == Err(EIO));
+        assert!(hw::Phy::acquire(&m)?.read(PHY_ID1) == Err(EIO));
+        // The PHY is given back all the same.
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
         Ok(())
     }
 
@@ -1096,8 +1352,162 @@ mod tests {
     fn mdic_busy_times_out() -> Result {
         let m = model(|c| c.mdic = Mdic::Busy)?;
         let t0 = m.now();
-        assert!(hw::phy_read(&m, PHY_ADDR, PHY_ID1) == Err(ETIMEDOUT));
+        assert!(hw::Phy::acquire(&m)?.read(PHY_ID1) == Err(ETIMEDOUT));
         assert!(m.now() - t0 < 100_000);
+        Ok(())
+    }
+
+    #[test]
+    fn phy_access_holds_the_sw_fw_sync_bit() -> Result {
+        let m = Model::silicon()?;
+        {
+            let phy = hw::Phy::acquire(&m)?;
+            assert_eq!(m.peek(SW_FW_SYNC), SWFW_PHY_SM[0]);
+            phy.read(PHY_BMCR)?;
+        }
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        // Caught if MDIC is used without the bit, or SW_FW_SYNC written
+        // without the SWSM semaphore.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn phy_access_without_the_sync_bit_is_caught() -> Result {
+        // What igb_rs did: MDIC straight away.
+        let m = Model::silicon()?;
+        m.wr(
+            MDIC,
+            MDIC_OP_READ | PHY_ADDR << MDIC_PHY_SHIFT | PHY_ID1 << MDIC_REG_SHIFT,
+        );
+        assert!(m.broke(Rule::PhyWithoutSync));
+        // And the bit taken without the semaphore.
+        m.wr(SW_FW_SYNC, SWFW_PHY_SM[0]);
+        assert!(m.broke(Rule::SyncWithoutSemaphore));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_waits_for_the_firmware() -> Result {
+        let m = model(|c| c.fw_phy = After::Us(30_000))?;
+        let t0 = m.now();
+        drop(hw::Phy::acquire(&m)?);
+        assert!(m.now() - t0 >= 30_000);
+        // Caught if the bit is taken while the firmware holds its own.
+        assert!(m.clean());
+        // A firmware that never lets go: EBUSY in about a second, the PHY
+        // untouched.
+        let m = model(|c| c.fw_phy = After::Never)?;
+        let t0 = m.now();
+        assert!(hw::Phy::acquire(&m).err() == Some(EBUSY));
+        assert!(m.now() - t0 < 2_000_000);
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        // Nor the semaphore.
+        let m = model(|c| c.fw_swesmbi = After::Never)?;
+        assert!(hw::Phy::acquire(&m).err() == Some(EBUSY));
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_internal_copper_phy_is_taken() -> Result {
+        let m = Model::silicon()?;
+        assert!(hw::is_copper(&m));
+        assert_eq!(hw::phy_id(&m)?, PHY_ID_82576);
+        // An M88E1111 behind SGMII, or a SerDes port: refused at probe.
+        let m = model(|c| {
+            c.phy[2] = 0x0141;
+            c.phy[3] = 0x0cc2;
+            c.ctrl_ext = 2 << 22;
+        })?;
+        assert!(hw::phy_id(&m)? != PHY_ID_82576);
+        assert!(!hw::is_copper(&m));
+        assert!(!hw::is_copper(&model(|c| c.ctrl_ext = 3 << 22)?));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_is_skipped_when_blocked() -> Result {
+        let m = model(|c| c.manc = MANC_BLK_PHY_RST_ON_IDE)?;
+        assert!(!hw::phy_reset(&m)?);
+        assert!(m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST != 0)
+            .is_none());
+        // The BMC keeps its link.
+        assert_eq!(m.link_drops(), 0);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_blocked_is_caught() -> Result {
+        let m = model(|c| c.manc = MANC_BLK_PHY_RST_ON_IDE)?;
+        let _phy = hw::Phy::acquire(&m)?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_PHY_RST);
+        assert!(m.broke(Rule::PhyResetBlocked));
+        Ok(())
+    }
+
+    #[test]
+    fn phy_reset_pulses_under_the_sync_bit() -> Result {
+        let m = Model::silicon()?;
+        hw::Phy::acquire(&m)?.write(PHY_ANAR, 0x01e1)?;
+        assert!(hw::phy_reset(&m)?);
+        let on = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST != 0)
+            .ok_or(EINVAL)?;
+        let off = m
+            .find(|a| a.write && a.reg == CTRL && a.val & CTRL_PHY_RST == 0)
+            .ok_or(EINVAL)?;
+        let t = |i| m.access(i).map_or(0, |a| a.t);
+        assert!(on < off && t(off) - t(on) >= 100);
+        // The PHY's registers are back at their reset values.
+        assert_eq!(m.phy(4), 0x0de1);
+        assert_eq!(m.peek(SW_FW_SYNC), 0);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_setup_turns_lplu_off_and_advertises_every_speed() -> Result {
+        let m = Model::silicon()?;
+        assert!(hw::link_setup(&m)?);
+        assert_eq!(m.phy(0x19) & IGP_PM_D0_LPLU, 0);
+        assert_eq!(
+            m.phy(0x12) & (IGP_AUTO_MDIX | IGP_FORCE_MDIX),
+            IGP_AUTO_MDIX
+        );
+        // 10/100 at both duplexes, the pause bits as they were; 1000 full
+        // only.
+        assert_eq!(m.phy(4), 0x0de1);
+        assert_eq!(m.phy(9), CTRL1000_FD);
+        assert_ne!(m.phy(0) & BMCR_AUTONEG_EN, 0);
+        assert_eq!(m.peek(CTRL) & (CTRL_SLU | CTRL_FRCSPD), CTRL_SLU);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_setup_keeps_a_link_it_does_not_change() -> Result {
+        let m = Model::silicon()?;
+        // Probe: the settings change, autonegotiation restarts once.
+        assert!(hw::link_setup(&m)?);
+        m.sleep_us(3_000_000);
+        let drops = m.link_drops();
+        // Every later open: the link is up and the PHY as wanted, so it
+        // stays up (igb_rs restarted autonegotiation on every open).
+        assert!(!hw::link_setup(&m)?);
+        assert!(!hw::link_setup(&m)?);
+        assert_eq!(m.link_drops(), drops);
+        // Without a link there is nothing to keep: restarted.
+        let m = model(|c| c.link = false)?;
+        assert!(hw::link_setup(&m)?);
+        assert!(hw::link_setup(&m)?);
+        assert!(m.clean());
+        // The old sequence, BMCR restart on an up link, drops it.
+        let m = Model::silicon()?;
+        hw::Phy::acquire(&m)?.write(PHY_BMCR, 0x1340)?;
+        assert_eq!(m.link_drops(), 1);
         Ok(())
     }
 
@@ -1249,7 +1659,7 @@ mod tests {
     fn flow_control_waits_for_autonegotiation() -> Result {
         // Not complete: as asked for now; the next link change resolves.
         let m = link_up_model(0)?;
-        hw::phy_write(&m, PHY_ADDR, PHY_BMSR, 0)?;
+        hw::Phy::acquire(&m)?.write(PHY_BMSR, 0)?;
         assert!(hw::fc_after_link_up(&m, hw::Fc::RX, true)? == hw::Fc::RX);
         assert_eq!(m.peek(CTRL) & (CTRL_RFCE | CTRL_TFCE), CTRL_RFCE);
         // An MDIC error is reported, CTRL left alone.
@@ -1303,10 +1713,223 @@ mod tests {
     #[test]
     fn pause_advertisement_keeps_the_other_bits() -> Result {
         let m = model(|c| c.phy[phy_reg(PHY_ANAR)] = 0x01e1 | P)?;
-        hw::advertise_pause(&m, hw::Fc::TX)?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ANAR)?, 0x01e1 | A);
-        hw::advertise_pause(&m, hw::Fc::NONE)?;
-        assert_eq!(hw::phy_read(&m, PHY_ADDR, PHY_ANAR)?, 0x01e1);
+        assert!(hw::advertise_pause(&m, hw::Fc::TX)?);
+        assert_eq!(hw::Phy::acquire(&m)?.read(PHY_ANAR)?, 0x01e1 | A);
+        assert!(!hw::advertise_pause(&m, hw::Fc::TX)?);
+        assert!(hw::advertise_pause(&m, hw::Fc::NONE)?);
+        assert_eq!(hw::Phy::acquire(&m)?.read(PHY_ANAR)?, 0x01e1);
+        Ok(())
+    }
+
+    // Five-tuple filters: no gap for a flow steered before and after, the
+    // disabled value, only what changed, distinct priorities.
+
+    const KEY: [u8; 40] = [0x6d; 40];
+
+    fn flow(src: [u8; 4], sport: u16, dport: u16) -> Flow {
+        Flow {
+            src,
+            dst: [10, 0, 0, 2],
+            sport,
+            dport,
+        }
+    }
+
+    /// A tcp4 rule to 10.0.0.2, from `src` if given, to `dport` if given.
+    fn tcp4(src: Option<[u8; 4]>, dport: Option<u16>, queue: u32) -> FlowRule {
+        FlowRule {
+            flow_type: FlowType::Tcp4,
+            src_ip: src.map(|a| IpAddr::V4(Ipv4Addr::from(a))),
+            dst_ip: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
+            src_port: None,
+            dst_port: dport,
+            queue,
+        }
+    }
+
+    /// A device with filters, every one programmed (off), and `rules` at
+    /// locations 0, 1, ...
+    fn filters(rules: &[FlowRule]) -> Result<(Model, Steering)> {
+        let m = Model::silicon()?;
+        let mut s = Steering::new(true);
+        for (l, r) in rules.iter().enumerate() {
+            // CAST: a few rules.
+            s.add(r, RuleLocation::At(l as u32), &KEY, true)?;
+        }
+        s.program(&m);
+        Ok((m, s))
+    }
+
+    fn ftqf_writes(m: &Model, from: usize) -> usize {
+        (from..m.accesses())
+            .filter(|&i| {
+                m.access(i)
+                    .is_some_and(|a| a.write && (FTQF..FTQF + 32).contains(&a.reg))
+            })
+            .count()
+    }
+
+    #[test]
+    fn filter_add_writes_its_filter_only_ftqf_last() -> Result {
+        let (m, mut s) = filters(&[])?;
+        // The first programming turns all eight off, with the disabled value.
+        assert_eq!(ftqf_writes(&m, 0), HW_FILTERS);
+        assert!((0..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let host = flow([10, 0, 0, 9], 6000, 443);
+        m.watch(host, TO_RSS)?;
+        m.watch(a, TO_RSS | to_queue(1))?;
+        let t0 = m.accesses();
+        s.add(&tcp4(None, Some(80), 1), RuleLocation::Any, &KEY, true)?;
+        s.program(&m);
+        // One filter: five companions, then FTQF, which turns it on.
+        assert_eq!(m.accesses() - t0, 6);
+        let last = m.access(m.accesses() - 1).ok_or(EINVAL)?;
+        assert!(last.write && last.reg == FTQF && last.val & FTQF_QUEUE_ENABLE != 0);
+        assert_eq!(m.route(&a), to_queue(1));
+        assert_eq!(m.route(&host), TO_RSS);
+        // Nothing changed, nothing written.
+        let t1 = m.accesses();
+        s.program(&m);
+        assert_eq!(m.accesses(), t1);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_delete_writes_the_disabled_value() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1), tcp4(None, Some(443), 2)])?;
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let b = flow([10, 0, 0, 1], 5001, 443);
+        m.watch(a, to_queue(1) | TO_RSS)?;
+        m.watch(b, to_queue(2))?;
+        let t0 = m.accesses();
+        s.del(0)?;
+        s.program(&m);
+        // FTQF alone goes to the disabled value; the other rule's filter
+        // moves up to priority 7, after.
+        let after = |f: &dyn Fn(&Access) -> bool| {
+            (t0..m.accesses()).find(|&i| m.access(i).is_some_and(|a| f(&a)))
+        };
+        let off = after(&|a| a.write && a.reg == FTQF && a.val == FTQF_DISABLED);
+        let up = after(&|a| a.write && a.reg == IMIR + 4 && a.val >> 29 == 7);
+        assert!(off.is_some() && off < up);
+        assert_eq!(m.accesses() - t0, 2);
+        assert_eq!(m.route(&a), TO_RSS);
+        // Caught if a filter is turned off with FTQF = 0, or b's filter
+        // goes off in between.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_replace_leaves_no_window() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1), tcp4(None, Some(443), 2)])?;
+        // a: steered before (to 1) and after (to 3); b: steered throughout
+        // by the other rule; c: before only; d: never.
+        let a = flow([10, 0, 0, 1], 5000, 80);
+        let b = flow([10, 0, 0, 1], 5001, 443);
+        let c = flow([10, 0, 0, 7], 5000, 80);
+        let d = flow([10, 0, 0, 1], 6000, 22);
+        m.watch(a, to_queue(1) | to_queue(3))?;
+        m.watch(b, to_queue(2))?;
+        m.watch(c, to_queue(1) | TO_RSS)?;
+        m.watch(d, TO_RSS)?;
+        s.add(
+            &tcp4(Some([10, 0, 0, 1]), Some(80), 3),
+            RuleLocation::At(0),
+            &KEY,
+            true,
+        )?;
+        s.program(&m);
+        assert_eq!(m.route(&a), to_queue(3));
+        assert_eq!(m.route(&c), TO_RSS);
+        // The new filter went into the free one; the old one went off last.
+        assert_eq!(m.peek(FTQF), FTQF_DISABLED);
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_priorities_are_distinct_by_location() -> Result {
+        let (m, mut s) = filters(&[])?;
+        let f = |l: u16| flow([10, 0, 0, 1], 5000, 1000 + l);
+        // Nine rules at locations 0 to 8, each flow watched from its
+        // rule on: seven take filters, two go through RSS.
+        for l in 0..9u16 {
+            let q = u32::from(l % 4);
+            s.add(
+                &tcp4(None, Some(1000 + l), q),
+                RuleLocation::At(l.into()),
+                &KEY,
+                true,
+            )?;
+            s.program(&m);
+            // The rule at 2 goes and comes back below.
+            let gone = if l == 2 { TO_RSS } else { 0 };
+            m.watch(f(l), if l < 7 { to_queue(q) | gone } else { TO_RSS })?;
+        }
+        assert!(s.uses_rss());
+        // Out and back in at location 2: the filters of 3 to 6 move down
+        // a priority and up again, with no gap.
+        s.del(2)?;
+        s.program(&m);
+        s.add(&tcp4(None, Some(1002), 2), RuleLocation::At(2), &KEY, true)?;
+        s.program(&m);
+        let mut prio = [None; HW_FILTERS];
+        for (n, p) in prio.iter_mut().enumerate() {
+            if m.peek(FTQF + 4 * n) & FTQF_QUEUE_ENABLE != 0 {
+                // Which rule: its port, 1000 + location.
+                // CAST: the port bits.
+                let port = u16::from_be_bytes((m.peek(IMIR + 4 * n) as u16).to_le_bytes());
+                *p = Some((port - 1000, m.peek(IMIR + 4 * n) >> 29));
+            }
+        }
+        assert_eq!(prio.iter().flatten().count(), 7);
+        prio.sort_unstable();
+        // Locations 0..7 at priorities 7 down to 1: distinct, the lowest
+        // location highest. (Before: every location from 7 up had 0.)
+        for (i, (loc, p)) in prio.iter().flatten().enumerate() {
+            assert_eq!((usize::from(*loc), *p as usize), (i, 7 - i));
+        }
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn filter_blank_and_rewrite_is_caught() -> Result {
+        // What igb_rs did on every rule change: each filter to 0, then
+        // rewritten.
+        let (m, s) = filters(&[tcp4(None, Some(80), 1)])?;
+        m.watch(flow([10, 0, 0, 1], 5000, 80), to_queue(1))?;
+        for (n, f) in s.hw_filters().iter().enumerate() {
+            m.wr(FTQF + 4 * n, 0);
+            if let Some(f) = f {
+                m.wr(SAQF + 4 * n, f.saqf);
+                m.wr(DAQF + 4 * n, f.daqf);
+                m.wr(SPQF + 4 * n, f.spqf);
+                m.wr(IMIR + 4 * n, f.imir);
+                m.wr(IMIREXT + 4 * n, f.imirext);
+                m.wr(FTQF + 4 * n, f.ftqf);
+            }
+        }
+        assert!(m.broke(Rule::FlowWindow(0)));
+        assert!(m.broke(Rule::FilterOffUnmasked(1)));
+        Ok(())
+    }
+
+    #[test]
+    fn filters_written_whole_after_a_reset() -> Result {
+        let (m, mut s) = filters(&[tcp4(None, Some(80), 1)])?;
+        let _ = hw::reset(&m);
+        // The reset left every FTQF at 0: written again, all of them.
+        let t0 = m.accesses();
+        s.forget_hw();
+        s.program(&m);
+        assert_eq!(ftqf_writes(&m, t0), HW_FILTERS + 1);
+        assert_eq!(m.route(&flow([10, 0, 0, 1], 5000, 80)), to_queue(1));
+        assert!((1..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
+        assert!(m.clean());
         Ok(())
     }
 }

@@ -123,11 +123,19 @@ pub(crate) const FTQF_PROTO_BP: u32 = 1 << 28;
 pub(crate) const FTQF_SRC_ADDR_BP: u32 = 1 << 29;
 pub(crate) const FTQF_DST_ADDR_BP: u32 = 1 << 30;
 pub(crate) const FTQF_SRC_PORT_BP: u32 = 1 << 31;
+/// FTQF: every five-tuple compare bypassed (E1000_FTQF_MASK).
+pub(crate) const FTQF_MASK: u32 =
+    FTQF_PROTO_BP | FTQF_SRC_ADDR_BP | FTQF_DST_ADDR_BP | FTQF_SRC_PORT_BP;
+/// FTQF of a filter out of use, as the C igb (`igb_ptp.c`) and DPDK's
+/// 82576 code write it: nothing compared (so SAQF, DAQF, SPQF and IMIR
+/// are not looked at, whatever they hold), no queue.
+pub(crate) const FTQF_DISABLED: u32 = FTQF_VF_BP | FTQF_MASK;
 /// IMIR: do not compare the destination port (bits 15:0).
 pub(crate) const IMIR_PORT_BP: u32 = 1 << 17;
 /// IMIR: the filter's priority, bits 31:29; the highest of the filters a
 /// frame matches wins.
 pub(crate) const IMIR_PRIORITY_SHIFT: u32 = 29;
+pub(crate) const IMIR_PRIORITY_MASK: u32 = 7 << IMIR_PRIORITY_SHIFT;
 /// IMIREXT: do not compare the frame size, nor the TCP flags.
 pub(crate) const IMIREXT_SIZE_BP: u32 = 1 << 12;
 pub(crate) const IMIREXT_CTRL_BP: u32 = 1 << 19;
@@ -225,14 +233,61 @@ pub(crate) const PHY_ID2: u32 = 3;
 /// The PHY's status register (autonegotiation complete), its
 /// advertisement and the link partner's ability.
 pub(crate) const PHY_BMSR: u32 = 1;
-pub(crate) const PHY_ANAR: u32 = 4;
 pub(crate) const PHY_ANLPAR: u32 = 5;
 pub(crate) const BMSR_AN_COMPLETE: u16 = 1 << 5;
 /// ANAR / ANLPAR: symmetric pause, and asymmetric pause direction.
 pub(crate) const ANAR_PAUSE: u16 = 1 << 10;
 pub(crate) const ANAR_ASM_DIR: u16 = 1 << 11;
-/// BMCR: autonegotiation on and restarted, full duplex, 1000 Mb/s.
-pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x1340;
+/// Autonegotiation advertisement (10/100) and 1000BASE-T control.
+pub(crate) const PHY_ANAR: u32 = 4;
+pub(crate) const PHY_CTRL1000: u32 = 9;
+/// The IGP PHY's port control (MDI/MDI-X) and power management (LPLU)
+/// registers (`e1000_phy.h`).
+pub(crate) const IGP_PORT_CTRL: u32 = 0x12;
+pub(crate) const IGP_POWER_MGMT: u32 = 0x19;
+/// BMCR: autonegotiation on, and restarted.
+pub(crate) const BMCR_AUTONEG_EN: u16 = 0x1000;
+pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x0200;
+/// ANAR: 10 half, 10 full, 100 half, 100 full.
+pub(crate) const ANAR_SPEEDS: u16 = 0x0020 | 0x0040 | 0x0080 | 0x0100;
+/// CTRL1000: advertise 1000 half, 1000 full (the C igb never advertises
+/// half duplex at 1000).
+pub(crate) const CTRL1000_HD: u16 = 0x0100;
+pub(crate) const CTRL1000_FD: u16 = 0x0200;
+/// IGP port control: automatic MDI/MDI-X, and the forced choice.
+pub(crate) const IGP_AUTO_MDIX: u16 = 0x1000;
+pub(crate) const IGP_FORCE_MDIX: u16 = 0x2000;
+/// IGP power management: low power link up in D0 (links at the lowest
+/// speed the partner has).
+pub(crate) const IGP_PM_D0_LPLU: u16 = 0x0002;
+/// The 82576's internal PHY (IGP03E1000_E_PHY_ID); registers 2 and 3,
+/// the revision (bits 3:0) cleared.
+pub(crate) const PHY_ID_82576: u32 = 0x02a8_0390;
+pub(crate) const PHY_REVISION_MASK: u32 = 0xffff_fff0;
+
+/// CTRL: force speed and duplex (else the MAC takes the PHY's); reset
+/// the PHY.
+pub(crate) const CTRL_FRCSPD: u32 = 1 << 11;
+pub(crate) const CTRL_FRCDPX: u32 = 1 << 12;
+pub(crate) const CTRL_PHY_RST: u32 = 1 << 31;
+/// CTRL_EXT: link mode, bits 23:22: 00 the internal copper PHY; 01
+/// 1000BASE-KX, 10 SGMII, 11 SerDes (fiber or backplane).
+pub(crate) const CTRL_EXT_LINK_MODE_MASK: u32 = 3 << 22;
+
+/// Software semaphore: SMBI (set by the device when read with it clear:
+/// this driver among the drivers of the card's ports), SWESMBI (set by
+/// software, latched only when firmware does not hold it).
+pub(crate) const SWSM: usize = 0x5b50;
+pub(crate) const SWSM_SMBI: u32 = 1 << 0;
+pub(crate) const SWSM_SWESMBI: u32 = 1 << 1;
+/// Software/firmware resource ownership, taken under SWSM: software bits
+/// 15:0, firmware's at the same positions << 16. The PHY of port `n`.
+pub(crate) const SW_FW_SYNC: usize = 0x5b5c;
+pub(crate) const SWFW_PHY_SM: [u32; 4] = [0x02, 0x04, 0x20, 0x40];
+pub(crate) const SWFW_FW_SHIFT: u32 = 16;
+/// Manageability control: the BMC forbids PHY resets (it uses the link).
+pub(crate) const MANC: usize = 0x5820;
+pub(crate) const MANC_BLK_PHY_RST_ON_IDE: u32 = 1 << 18;
 
 pub(crate) const RCTL_EN: u32 = 1 << 1;
 pub(crate) const RCTL_UPE: u32 = 1 << 3;

@@ -7,11 +7,24 @@
 //! of a TCP flow to go to queue `N`.
 //!
 //! The 82576 has eight five-tuple queue filters (FTQF and its companions),
-//! for IPv4 only. A `tcp4` rule takes one while one is free: the device
-//! compares the fields the rule gives (any may be left out) and sends
-//! every matching frame to the rule's queue, SYN included; nothing else
-//! goes there. The filters are used only when FTQF reads back what was
-//! written at probe: QEMU's model has none.
+//! for IPv4 only. A `tcp4` rule takes one while one of seven is free: the
+//! device compares the fields the rule gives (any may be left out) and
+//! sends every matching frame to the rule's queue, SYN included; nothing
+//! else goes there. The filters are used only when FTQF reads back what
+//! was written at probe: QEMU's model has none.
+//!
+//! The eighth filter is kept free so that a rule changes without a gap
+//! (make before break): the new filter is programmed in a free one while
+//! off, its FTQF written last, and only then is the old one turned off.
+//! A flow that both versions of a rule steer never falls back to RSS in
+//! between, so its frames never land in a host queue while its own queue
+//! holds device memory. Only the filters that change are written. A
+//! filter out of use holds the documented disabled FTQF (every compare
+//! bypassed, no queue), not 0, which would compare stale companions.
+//! Priorities (IMIR, 3 bits) follow the rule locations: the filter of the
+//! rule at the lowest location has priority 7, the next one 6, and so on,
+//! all distinct; one that moves is rewritten in an order that never lets
+//! two filters swap.
 //!
 //! Other rules (`tcp6`, `tcp4` without a free filter, or a device without
 //! filters) are applied through RSS, which every 82576 and QEMU's model
@@ -43,6 +56,7 @@
 //! RSS, `ethtool -N DEV rx-flow-hash` is refused (`EBUSY`), and while RSS
 //! hashes otherwise, so is a rule that would need it.
 
+use crate::hw::Regs;
 use crate::regs::*;
 use core::net::IpAddr;
 use kernel::{
@@ -60,11 +74,13 @@ pub(crate) const MAX_RULES: usize = 16;
 pub(crate) const BUCKETS: usize = 128;
 /// The 82576's five-tuple filters.
 pub(crate) const HW_FILTERS: usize = 8;
+/// Filters rules may hold: one stays free for changing a rule without a
+/// gap.
+pub(crate) const RULE_FILTERS: usize = HW_FILTERS - 1;
 
 /// What FTQF 0 is written with to see whether the device has the filters:
-/// every compare bypassed, no queue enabled, so it matches nothing.
-pub(crate) const FTQF_PROBE: u32 =
-    FTQF_VF_BP | FTQF_PROTO_BP | FTQF_SRC_ADDR_BP | FTQF_DST_ADDR_BP | FTQF_SRC_PORT_BP;
+/// the disabled value, which the filter keeps afterwards.
+pub(crate) const FTQF_PROBE: u32 = FTQF_DISABLED;
 
 /// The registers of one five-tuple filter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,6 +95,50 @@ pub(crate) struct HwFilter {
 }
 
 impl HwFilter {
+    /// A filter out of use: FTQF at the disabled value.
+    pub(crate) const OFF: Self = Self {
+        saqf: 0,
+        daqf: 0,
+        spqf: 0,
+        imir: 0,
+        imirext: 0,
+        ftqf: FTQF_DISABLED,
+    };
+
+    /// Whether the filter sends frames to a queue.
+    pub(crate) fn enabled(&self) -> bool {
+        self.ftqf & FTQF_QUEUE_ENABLE != 0
+    }
+
+    /// The filter's priority (IMIR bits 31:29).
+    pub(crate) fn priority(&self) -> u32 {
+        (self.imir & IMIR_PRIORITY_MASK) >> IMIR_PRIORITY_SHIFT
+    }
+
+    /// Whether `other` matches the same frames to the same queue, its
+    /// priority aside.
+    fn same_but_priority(&self, other: &Self) -> bool {
+        Self {
+            imir: self.imir & !IMIR_PRIORITY_MASK,
+            ..*self
+        } == Self {
+            imir: other.imir & !IMIR_PRIORITY_MASK,
+            ..*other
+        }
+    }
+
+    /// Writes filter `n` while it is off (its FTQF at the disabled value),
+    /// the companions first and FTQF, which turns it on, last.
+    fn write_off<R: Regs>(&self, r: &R, n: usize) {
+        let at = 4 * n;
+        r.wr(SAQF + at, self.saqf);
+        r.wr(DAQF + at, self.daqf);
+        r.wr(SPQF + at, self.spqf);
+        r.wr(IMIR + at, self.imir);
+        r.wr(IMIREXT + at, self.imirext);
+        r.wr(FTQF + at, self.ftqf);
+    }
+
     /// The filter for `rule` at priority `prio` (7 highest), if a
     /// five-tuple filter can match its flows: TCP over IPv4.
     pub(crate) fn of_rule(rule: &FlowRule, prio: u32) -> Option<Self> {
@@ -251,6 +311,10 @@ pub(crate) struct Steering {
     rules: [Option<Steered>; MAX_RULES],
     /// The device has five-tuple filters.
     filters: bool,
+    /// The five-tuple filters as last written, if known (not after probe
+    /// or a device reset, which leaves them at their reset value).
+    hw: [HwFilter; HW_FILTERS],
+    hw_known: bool,
 }
 
 impl Steering {
@@ -259,41 +323,120 @@ impl Steering {
         Self {
             rules: [None; MAX_RULES],
             filters: has_filters,
+            hw: [HwFilter::OFF; HW_FILTERS],
+            hw_known: false,
         }
     }
 
-    /// Whether the device has five-tuple filters.
-    pub(crate) fn has_filters(&self) -> bool {
-        self.filters
-    }
-
     /// The five-tuple filters as the rules want them: `None` for a free
-    /// one. A rule at a lower location has a higher priority.
+    /// one. The rules holding filters get priorities 7, 6, ... in the
+    /// order of their locations: distinct, the lowest location highest.
     pub(crate) fn hw_filters(&self) -> [Option<HwFilter>; HW_FILTERS] {
         let mut f = [None; HW_FILTERS];
-        for (loc, s) in self.rules.iter().enumerate() {
-            let Some(s) = s else { continue };
+        let mut prio = HW_FILTERS;
+        for s in self.rules.iter().flatten() {
             if let Some(slot) = s.filter.and_then(|n| f.get_mut(n)) {
-                // CAST: the priorities are 7 down to 0.
-                let prio = (HW_FILTERS - 1).saturating_sub(loc) as u32;
-                *slot = HwFilter::of_rule(&s.rule, prio);
+                prio = prio.saturating_sub(1);
+                // CAST: below 8.
+                *slot = HwFilter::of_rule(&s.rule, prio as u32);
             }
         }
         f
     }
 
-    /// A five-tuple filter for `rule` going in at `loc`, if the device has
-    /// one free and it can match the rule's flows.
+    /// A five-tuple filter for `rule` going in at `loc`, if it can match
+    /// the rule's flows and the rules at other locations hold fewer than
+    /// [`RULE_FILTERS`]: one that no rule holds and that is off in the
+    /// device, so that a rule replaced at `loc` moves to a new filter
+    /// while its old one still steers.
     fn take_filter(&self, rule: &FlowRule, loc: usize) -> Option<usize> {
         if !self.filters || HwFilter::of_rule(rule, 0).is_none() {
             return None;
         }
-        (0..HW_FILTERS).find(|n| {
-            self.rules
-                .iter()
-                .enumerate()
-                .all(|(l, s)| l == loc || !matches!(s, Some(s) if s.filter == Some(*n)))
-        })
+        let held = |n: usize| self.rules.iter().flatten().any(|s| s.filter == Some(n));
+        let others = self
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(l, s)| *l != loc && s.is_some_and(|s| s.filter.is_some()))
+            .count();
+        if others >= RULE_FILTERS {
+            return None;
+        }
+        let on = |n: usize| self.hw_known && self.hw.get(n).is_some_and(HwFilter::enabled);
+        (0..HW_FILTERS).find(|&n| !(held(n) || on(n)))
+    }
+
+    /// The device forgot its filters (a reset): the next [`Self::program`]
+    /// writes every one.
+    pub(crate) fn forget_hw(&mut self) {
+        self.hw_known = false;
+    }
+
+    /// Brings the device's five-tuple filters to what the rules want,
+    /// writing only the filters that change, in an order that leaves no
+    /// gap: at every write, a flow that some rule steered before and some
+    /// rule steers after matches an enabled filter (the old one's until
+    /// the new one is on), and no filter matches more than either
+    /// version. Priorities that drop are lowered first (the lowest
+    /// first), then new filters go in, then old ones go off, then
+    /// priorities that rise are raised (the highest first): two filters
+    /// never swap order. Register writes only, no wait: callable under a
+    /// spinlock.
+    pub(crate) fn program<R: Regs>(&mut self, r: &R) {
+        if !self.filters {
+            return;
+        }
+        let want = self.hw_filters();
+        let known = self.hw_known;
+        let hw = &mut self.hw;
+        // Whether filter `h` stays on as `w`, at another priority.
+        let moves =
+            |h: &HwFilter, w: &HwFilter| known && h.enabled() && h != w && h.same_but_priority(w);
+        // Lower, lowest new priority first (one filter per priority).
+        for p in 0..HW_FILTERS {
+            for (n, (h, w)) in hw.iter_mut().zip(want.iter()).enumerate() {
+                let Some(w) = w else { continue };
+                // CAST: below 8.
+                if moves(h, w) && w.priority() == p as u32 && w.priority() < h.priority() {
+                    r.wr(IMIR + 4 * n, w.imir);
+                    *h = *w;
+                }
+            }
+        }
+        // New filters, written while off.
+        for (n, (h, w)) in hw.iter_mut().zip(want.iter()).enumerate() {
+            let Some(w) = w else { continue };
+            if known && (h == w || moves(h, w)) {
+                continue;
+            }
+            if !known || h.enabled() {
+                // Not known to be off, or a filter changing in place
+                // (which `take_filter` avoids): off first.
+                r.wr(FTQF + 4 * n, FTQF_DISABLED);
+            }
+            w.write_off(r, n);
+            *h = *w;
+        }
+        // Old filters off: FTQF alone, the companions no longer count.
+        for (n, (h, w)) in hw.iter_mut().zip(want.iter()).enumerate() {
+            if w.is_none() && (!known || h.ftqf != FTQF_DISABLED) {
+                r.wr(FTQF + 4 * n, FTQF_DISABLED);
+                h.ftqf = FTQF_DISABLED;
+            }
+        }
+        // Raise, highest new priority first.
+        for p in (0..HW_FILTERS).rev() {
+            for (n, (h, w)) in hw.iter_mut().zip(want.iter()).enumerate() {
+                let Some(w) = w else { continue };
+                // CAST: below 8.
+                if moves(h, w) && w.priority() == p as u32 {
+                    r.wr(IMIR + 4 * n, w.imir);
+                    *h = *w;
+                }
+            }
+        }
+        self.hw_known = true;
     }
 
     /// Calls `f` with the location and rule of each rule.
@@ -523,13 +666,14 @@ mod tests {
         assert_eq!(f[0], Some(want));
         assert!(f[1..].iter().all(Option::is_none));
 
-        // dst-ip and dst-port only, at 3: the rest bypassed, priority 4.
+        // dst-ip and dst-port only, at 3: the rest bypassed; the second
+        // rule holding a filter, priority 6.
         let partial = rule(None, None);
         assert_eq!(s.add(&partial, RuleLocation::At(3), &KEY, true)?, 3);
         assert!(!s.learns());
         let f = s.hw_filters()[1].ok_or(EINVAL)?;
         assert_eq!(f.ftqf, 6 | 0x100 | 0x8000 | 1 << 16 | 1 << 29 | 1 << 31);
-        assert_eq!((f.saqf, f.spqf, f.imir), (0, 0, 4 << 29 | 0xe606));
+        assert_eq!((f.saqf, f.spqf, f.imir), (0, 0, 6 << 29 | 0xe606));
 
         // tcp6 has no filter: its rule learns through RSS.
         let v6 = FlowRule {
@@ -543,21 +687,30 @@ mod tests {
         s.add(&v6, RuleLocation::Any, &KEY, true)?;
         assert!(s.learns());
 
-        // Eight filters: the ninth tcp4 rule goes through RSS, and gets
-        // the filter a deleted rule gave back.
-        for l in 4..10 {
+        // Seven filters for rules: the eighth tcp4 rule goes through RSS,
+        // and the next one gets the filter a deleted rule gave back.
+        for l in 4..9 {
             s.add(&full, RuleLocation::At(l), &KEY, true)?;
         }
-        assert!(s.hw_filters().iter().all(Option::is_some));
-        s.add(&full, RuleLocation::At(10), &KEY, true)?;
+        let f = s.hw_filters();
+        assert!(f[..7].iter().all(Option::is_some) && f[7].is_none());
+        // Priorities 7 down to 1, by location.
+        for (n, f) in f[..7].iter().flatten().enumerate() {
+            // CAST: below 7.
+            assert_eq!(f.priority(), 7 - n as u32);
+        }
+        s.add(&full, RuleLocation::At(9), &KEY, true)?;
         assert_eq!(s.queue_of(0x78), Some(1));
         s.del(3)?;
         assert!(s.hw_filters()[1].is_none());
         s.add(&partial, RuleLocation::At(11), &KEY, true)?;
         assert!(s.hw_filters()[1].is_some());
-        // Replacing a rule in place keeps its filter.
+        // Replacing a rule moves it to the free filter: the old one keeps
+        // steering until the new one is on.
         s.add(&partial, RuleLocation::At(0), &KEY, true)?;
-        assert_eq!(s.hw_filters()[0].map(|f| f.saqf), Some(0));
+        let f = s.hw_filters();
+        assert!(f[0].is_none());
+        assert_eq!(f[7].map(|f| (f.saqf, f.priority())), Some((0, 7)));
 
         // Without filters (QEMU), every rule goes through RSS.
         let mut s = Steering::new(false);

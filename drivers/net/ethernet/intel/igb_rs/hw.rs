@@ -16,7 +16,7 @@
 //! disable sequences, which the C igb skips because it resets the whole
 //! device where this driver restarts one queue.
 //!
-//! C header: [`drivers/net/ethernet/intel/igb/e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
+//! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 
 use crate::regs::*;
 use kernel::prelude::*;

@@ -10,7 +10,7 @@
 //! behind EERD and MDIC, records every access, and records a [`Rule`]
 //! broken by the access sequence the driver's procedures (`hw.rs`) make.
 //!
-//! C header: [`drivers/net/ethernet/intel/igb/e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
+//! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 
 use crate::hw::{
     Regs,

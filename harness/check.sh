@@ -13,7 +13,7 @@ set -euo pipefail
 suites_chosen=${CHECK_SUITES:+yes}
 CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py
 	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-rss nic-lifecycle
-	drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
+	nic-ethtool drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
 	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/hw/irq.py
 	drivers/net/hw/rss_api.py drivers/net/hw/userns_devmem.py drivers/net/hw/tso.py
 	drivers/net/ring_reconfig.py drivers/net/hw/nk_netns.py drivers/net/hw/nk_qlease.py"}

@@ -376,7 +376,8 @@ def main():
         if suite == 'kunit':
             r = judge_kunit(text)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'races',
-                       'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss'):
+                       'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss',
+                       'nic-ethtool'):
             r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)

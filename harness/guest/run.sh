@@ -13,7 +13,8 @@
 # driver's, so the C igb fails it), nic-filters (which frames the receive
 # filters let in: unicast, multicast, promiscuous modes), nic-rss (the RSS
 # hash fields, ethtool rx-flow-hash), nic-lifecycle (link down/up and driver
-# rebind under traffic), faults (every allocation of bind-rx, bind-tx, queue
+# rebind under traffic), nic-ethtool (interrupt moderation and flow
+# control: ethtool -C and -A, the link the watchdog reports), faults (every allocation of bind-rx, bind-tx, queue
 # restarts with a binding and ndo_open failing in turn, through fail-nth; the
 # debug kernel's), races (teardown races around bindings: driver unbind vs
 # kill -9 of the owner, rmmod with a TX binding held, socket close vs queue
@@ -467,6 +468,7 @@ for suite in "$@"; do
 	nic-hds) suite_nic_hds ;;
 	nic-filters) python3 "$(dirname "$0")/rx_filters.py" ;;
 	nic-jumbo) "$(dirname "$0")/jumbo.sh" ;;
+	nic-ethtool) "$(dirname "$0")/ethtool_ops.sh" ;;
 	nic-rss) python3 "$(dirname "$0")/rss_fields.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	faults) python3 "$(dirname "$0")/faults.py" ;;

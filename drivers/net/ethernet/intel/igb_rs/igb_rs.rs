@@ -52,6 +52,7 @@ use kernel::{
             RxMode,
             RxQueueStats,
             Stats64,
+            TxQueue,
             TxQueueStats, //
             ETH_ALEN,
         },
@@ -282,9 +283,11 @@ impl QueuePair {
         self.idx as u16
     }
 
-    /// Frees what the device sent off `tx`, the pair's ring, from the
-    /// pair's poll `napi` or, without, from any context; and tells byte
-    /// queue limits.
+    /// Frees what the device sent off `tx`, the pair's ring, and tells
+    /// byte queue limits: from the pair's poll `napi` at once, with what
+    /// was freed before outside it; from `start_xmit` (no `napi`) through
+    /// the poll, scheduled here, which alone tells a queue's completions.
+    /// Returns whether frames were freed.
     fn complete_tx(
         &self,
         dev: &Device<Nic>,
@@ -292,10 +295,19 @@ impl QueuePair {
         napi: Option<&NapiPoll<'_, Self>>,
     ) -> bool {
         let (frames, bytes) = tx.clean(dev.data().bound(), napi);
-        if frames > 0 {
-            // SAFETY: completions of this queue hold its ring lock, as
-            // `tx` says.
-            unsafe { dev.tx_completed(self.txq(), frames, bytes) };
+        match napi {
+            Some(napi) => {
+                let (f, b) = tx.take_unreported();
+                let (f, b) = (f.wrapping_add(frames), b.wrapping_add(bytes));
+                if f > 0 {
+                    napi.tx_completed(f, b);
+                }
+            }
+            None if frames > 0 => {
+                tx.defer_completions(frames, bytes);
+                self.napi.schedule();
+            }
+            None => {}
         }
         frames > 0
     }
@@ -1133,9 +1145,8 @@ impl Operations for Nic {
         dev.carrier_off();
         nic.irq_disable();
         for q in nic.active() {
-            // Forgets the queues, disables and removes it.
             if let Some(napi) = q.napi.added() {
-                napi.remove(dev);
+                napi.disable(dev);
             }
         }
         let stopped = nic.quiesce();
@@ -1146,8 +1157,13 @@ impl Operations for Nic {
             if let Some(off) = stopped.tx(q.idx) {
                 q.reset_tx(nic.bound(), off);
             }
-            // SAFETY: the queue is stopped and its NAPI disabled.
-            unsafe { dev.tx_reset(q.txq()) };
+            if let Some(napi) = q.napi.added() {
+                // Disabled above: byte queue limits forget the frames the
+                // ring dropped, then the instance forgets its queues and
+                // goes.
+                let _ = napi.tx_reset(dev);
+                napi.remove(dev);
+            }
         }
         Ok(())
     }
@@ -1179,9 +1195,9 @@ impl Operations for Nic {
         opened
     }
 
-    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy> {
+    fn start_xmit(dev: &Device<Self>, queue: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy> {
         let nic = dev.data();
-        let qi = skb.queue_mapping();
+        let qi = queue.index();
         let Some(q) = nic.active().get(usize::from(qi)) else {
             // A queue that is not (or no longer) set up.
             skb.drop_reason(DropReason::DevReady);
@@ -1230,8 +1246,7 @@ impl Operations for Nic {
         // the register write, slow on some machines (a VM exit), goes
         // outside the lock. The queue's lock keeps the tails in order.
         drop(tx);
-        // SAFETY: in `start_xmit`, which holds the queue's lock.
-        if unsafe { dev.tx_sent(qi, sent.bytes, driver::xmit_more()) } {
+        if queue.sent(sent.bytes, driver::xmit_more()) {
             nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
         }
         Ok(())

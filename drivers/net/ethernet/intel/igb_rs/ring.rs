@@ -786,6 +786,10 @@ pub(crate) struct TxRing {
     next_to_use: usize,
     /// The first descriptor of the oldest frame not known to be sent.
     next_to_clean: usize,
+    /// Frames, and their bytes, freed outside the queue's poll (by
+    /// `start_xmit`) and not yet told to byte queue limits, which hear of
+    /// a queue's completions from its poll alone.
+    unreported: (u32, u32),
 }
 
 /// A frame put on the ring.
@@ -826,6 +830,7 @@ impl TxRing {
             slots,
             next_to_use: 0,
             next_to_clean: 0,
+            unreported: (0, 0),
         })
     }
 
@@ -858,6 +863,20 @@ impl TxRing {
         }
         self.next_to_use = 0;
         self.next_to_clean = 0;
+        // Byte queue limits start over too (`Added::tx_reset`).
+        self.unreported = (0, 0);
+    }
+
+    /// Keeps `frames` frames of `bytes` bytes, freed outside the queue's
+    /// poll, for the poll to tell byte queue limits.
+    pub(crate) fn defer_completions(&mut self, frames: u32, bytes: u32) {
+        let (f, b) = self.unreported;
+        self.unreported = (f.wrapping_add(frames), b.wrapping_add(bytes));
+    }
+
+    /// The completions kept by [`TxRing::defer_completions`], now told.
+    pub(crate) fn take_unreported(&mut self) -> (u32, u32) {
+        core::mem::take(&mut self.unreported)
     }
 
     /// The tail that gives the device every frame put on the ring.

@@ -9,15 +9,21 @@
 #
 #   devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>
 #   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
+#   devmem-rx-cpu: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
+#   devmem-rx-trunc: devmem-trunc <ns/KiB>, trunc <ns/KiB>, ratio devmem-trunc/trunc <r>
+#   devmem-rx-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...
 #   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
+#   (the four devmem-rx lines again for 4 flows, "(4 flows)")
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (<N> threads)
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (1 thread)
 #
-# The first from the in-kernel benchmark at boot; the next two from the
-# guest's bench-net suite (harness/guest/bench_net.sh); the devmem-tx-send
-# lines from its bench-tx suite (harness/guest/bench_tx.sh), devmem
-# sendmsg() calls a second through the Rust core (the first boot) and the
-# C core (the second), the same guest, driver (igb_rs) and sender.
+# The first from the in-kernel benchmark at boot; driver-tcp-stream from
+# the guest's bench-net suite (harness/guest/bench_net.sh); the devmem-rx
+# lines from its bench-rx suite (harness/guest/bench_rx.sh: the receiver's
+# CPU per KiB, and the peer's); the devmem-tx-send lines from its bench-tx
+# suite (harness/guest/bench_tx.sh), devmem sendmsg() calls a second
+# through the Rust core (the first boot) and the C core (the second), the
+# same guest, driver (igb_rs) and sender.
 #
 # Benchmarks report; they pass or fail only on correctness.
 
@@ -36,15 +42,19 @@ res=$CACHE_DIR/bench
 append=${VM_APPEND:-kmemleak=off}
 # bench-tx first: bench-net rebinds the 82576 (and udev may rename it),
 # and the C core's boot runs bench-tx right after the topology's setup too.
-KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
-	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-net
+# bench-rx (about 40 runs of 64 MiB) needs more than vm.sh's default time.
+KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append VM_TIMEOUT=${VM_TIMEOUT:-2700} \
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
-net=$(grep -E '^(driver-tcp-stream|devmem-rx): ' "$res/bench-net.tap" || true)
+net=$(grep -E '^driver-tcp-stream: ' "$res/bench-net.tap" || true)
 [ -n "$net" ] || die "bench-net printed nothing; see $res/bench-net.tap"
+rx=$(grep -E '^devmem-rx(-[a-z]+)?: ' "$res/bench-rx.tap" || true)
+[ -n "$rx" ] || die "bench-rx printed nothing; see $res/bench-rx.tap"
 grep '^# ' "$res/bench-net.tap" >&2 || true
+grep '^# ' "$res/bench-rx.tap" >&2 || true
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
-printf '%s\n%s\n' "$lines" "$net"
+printf '%s\n%s\n%s\n' "$lines" "$net" "$rx"
 
 # The TX send path on the C core: its kernel, booted for bench-tx alone,
 # with the same command line.
@@ -76,6 +86,7 @@ for n in "$many" 1; do
 	echo "devmem-tx-send: rust ${rust:-0} calls/s, c ${c:-0} calls/s, ratio $(ratio "${rust:-0}" "${c:-0}") ($n $unit)"
 done
 [ "$(cat "$res/bench-net.rc")" = 0 ] || die "bench-net: a transfer failed; see $res/bench-net.tap"
+[ "$(cat "$res/bench-rx.rc")" = 0 ] || die "bench-rx: a run or a check failed; see $res/bench-rx.tap"
 for r in "$res" "$res_c"; do
 	[ "$(cat "$r/bench-tx.rc")" = 0 ] || die "bench-tx: a run failed; see $r/bench-tx.tap"
 done

@@ -8,20 +8,17 @@
 #
 #   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
 #       a TCP stream into a socat sink, through igb_rs, then through the
-#       C igb driver (the device rebound to it), same VM;
-#   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
-#       through igb_rs: ncdevmem receiving into a udmabuf (devmem TCP: the
-#       payload lands in the udmabuf, no copy), then recv() straight into
-#       the same kind of udmabuf mapped in memory (one copy per byte).
+#       C igb driver (the device rebound to it), same VM.
+#
+# (The devmem receive benchmark is bench_rx.sh's.)
 #
 # Under TCG the absolute numbers say little, and they swing by half from
-# run to run with the host's load: the rounds interleave the four
+# run to run with the host's load: the rounds interleave the two
 # measurements, so that each sees the same drift, and the median leaves
 # out the lucky and the starved runs. The ratios compare like with like.
 # Exit status 0 when every run moved all its bytes.
 
 set -u
-NCDEVMEM=$KSFT/drivers/net/hw/ncdevmem
 MB=${BENCH_MB:-64}
 ROUNDS=${BENCH_ROUNDS:-5}
 BYTES=$((MB * 1024 * 1024))
@@ -86,18 +83,6 @@ sink() {
 	RX=$!
 }
 
-# shellcheck disable=SC2317
-devmem_rx() {
-	taskset -c "$RX_CPU" "$NCDEVMEM" -l -f "$NETIF" -s "$LOCAL_V6" -p "$PORT" -c "$REMOTE_V6" >/dev/null 2>&1 &
-	RX=$!
-}
-
-# shellcheck disable=SC2317
-copy_rx() {
-	taskset -c "$RX_CPU" python3 "$(dirname "$0")/recv_copy.py" "$LOCAL_V6" "$PORT" 64 >/dev/null &
-	RX=$!
-}
-
 ratio() {
 	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
 }
@@ -109,26 +94,6 @@ ratio() {
 # them, by half.
 RX_CPU=0
 TX_CPU=1
-# Sets the interrupts of PCI device $1 (a sysfs directory) to CPU $2.
-irqs_to() { # pci-dir cpu
-	local irq
-	for irq in "$1"/msi_irqs/*; do
-		irq=$(basename "$irq")
-		echo "$2" 2>/dev/null >"/proc/irq/$irq/smp_affinity_list" ||
-			log "interrupt $irq of $(basename "$1") cannot move to CPU $2"
-	done
-	return 0
-}
-place_irqs() {
-	local peer
-	irqs_to "$(readlink -f "/sys/class/net/$NETIF/device")" $RX_CPU
-	# The virtio device's parent is its PCI function.
-	# shellcheck disable=SC2016 # expanded in the netns
-	for peer in $(ip netns exec ns-remote sh -c \
-		'for d in /sys/class/net/*/device; do readlink -f "$d/.."; done'); do
-		irqs_to "$peer" $TX_CPU
-	done
-}
 
 # Rebinds the 82576 to driver $1 and wires it again.
 rebind() {
@@ -151,19 +116,16 @@ rebind() {
 		sleep 0.1
 	done
 	ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
-	place_irqs
+	place_irqs $RX_CPU $TX_CPU
 }
 
-echo 64 >/proc/sys/vm/nr_hugepages
-place_irqs
+place_irqs $RX_CPU $TX_CPU
 # Round by round, each measurement once: the host's load drifts over a
 # run, and blocks of rounds one after the other would carry that drift
 # into the ratios.
 c_bound=1
 for r in $(seq 1 "$ROUNDS"); do
 	round "igb_rs stream" sink
-	round "devmem" devmem_rx
-	round "recv+copy" copy_rx
 	if ! rebind igb; then
 		log "could not rebind the 82576 to igb"
 		c_bound=0
@@ -174,8 +136,5 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 rust=$(median "igb_rs stream")
 c=$(median "igb stream")
-devmem=$(median devmem)
-copy=$(median "recv+copy")
 echo "driver-tcp-stream: rust $rust Mbit/s, c $c Mbit/s, ratio $(ratio "$rust" "$c")"
-echo "devmem-rx: devmem $devmem Mbit/s, copy $copy Mbit/s, ratio $(ratio "$devmem" "$copy")"
 exit $fail

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # Shell functions the guest scripts share; sourced by run.sh, demo.sh,
-# bench_net.sh, bench_tx.sh and jumbo.sh.
+# bench_net.sh, bench_rx.sh, bench_tx.sh and jumbo.sh.
 
 # Waits, 10 s at most, for a TCP listener on port $1, in netns $2 if given.
 listening() { # port [netns]
@@ -41,4 +41,29 @@ t() { # description command...
 		# shellcheck disable=SC2034 # the caller's exit status
 		TAP_FAIL=1
 	fi
+}
+
+# Sets the interrupts of PCI device $1 (a sysfs directory) to CPU $2, or
+# says which cannot move ("# " lines).
+irqs_to() { # pci-dir cpu
+	local irq
+	for irq in "$1"/msi_irqs/*; do
+		irq=$(basename "$irq")
+		echo "$2" 2>/dev/null >"/proc/irq/$irq/smp_affinity_list" ||
+			echo "# interrupt $irq of $(basename "$1") cannot move to CPU $2"
+	done
+	return 0
+}
+
+# The two ends of a transfer as two machines: the interrupts of the 82576
+# (NETIF) on CPU $1, those of the peer's device (in ns-remote) on CPU $2.
+place_irqs() { # dut-cpu peer-cpu
+	local peer
+	irqs_to "$(readlink -f "/sys/class/net/$NETIF/device")" "$1"
+	# The virtio device's parent is its PCI function.
+	# shellcheck disable=SC2016 # expanded in the netns
+	for peer in $(ip netns exec ns-remote sh -c \
+		'for d in /sys/class/net/*/device; do readlink -f "$d/.."; done'); do
+		irqs_to "$peer" "$2"
+	done
 }

@@ -20,9 +20,10 @@
 # kill -9 of the owner, rmmod with a TX binding held, socket close vs queue
 # restart, binds vs ethtool -L/-G and link flips under traffic; the debug
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
-# igb_rs vs igb, devmem vs recv+copy), bench-tx (devmem TX sendmsg() calls
-# a second, 1 and many threads), and kselftest paths relative to
-# KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
+# igb_rs vs igb), bench-rx (devmem receive: the receiver's CPU per KiB
+# for devmem, copy and MSG_TRUNC, and the peer's), bench-tx (devmem TX
+# sendmsg() calls a second, 1 and many threads), and kselftest paths
+# relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
 # before the suites run.
@@ -475,6 +476,7 @@ for suite in "$@"; do
 	races) python3 "$(dirname "$0")/races.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
+	bench-rx) "$(dirname "$0")/bench_rx.sh" ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1

@@ -1,0 +1,377 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The devmem receive benchmark, run in the guest by run.sh (suite bench-rx)
+# with the topology wired and NETIF etc. exported. devmem_rx_bench (patch
+# 0023, next to ncdevmem) receives on the 82576 through igb_rs in four
+# modes that share its socket code: devmem (the payload in a bound
+# udmabuf, tokens given back in batches), copy (recv() into the same kind
+# of udmabuf, mapped), trunc (MSG_TRUNC: no copy, the ceiling) and
+# devmem-trunc (bound, MSG_TRUNC: the device-memory path without the
+# tokens). The peer (ns-remote, virtio-net) sends with tcp_sendfile
+# (harness/guest/tcp_sendfile.c: sendfile() from a memfd, no copy from
+# user space), BENCH_RX_MB MiB a run over N flows to one port.
+#
+# Every mode runs on the same device configuration, set once for the
+# whole suite and undone at its end: header split on, the RSS table on
+# the queues below the last, a flow rule steering the port to the last
+# queue (which devmem binds), MTU BENCH_RX_MTU on both ends. The receiver
+# is pinned to CPU 0 and the sender to CPU 1, where place_irqs puts each
+# device's interrupts too. This guest refuses some of those moves: when
+# the 82576's interrupts come on CPU 1 in the correctness run, the two
+# swap. The "# " lines say which CPUs took each device's interrupts in
+# each run.
+#
+# A run's CPU cost is the busy time (user, nice, system, irq, softirq
+# from /proc/stat) of each CPU from just before the sender starts to the
+# receiver's result line (printed at its last EOF, before it unbinds):
+# the receiver's CPU per KiB received is the figure, the peer's CPU says
+# whether the sender set the pace. Prints, the median of BENCH_RX_ROUNDS
+# rounds (the modes' order rotating from round to round; the ratios are
+# taken within each round, then their median), for 1 flow and then
+# "(N flows)" for each other count of BENCH_RX_FLOWS:
+#
+#   devmem-rx-cpu: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
+#   devmem-rx-trunc: devmem-trunc D ns/KiB, trunc C ns/KiB, ratio devmem-trunc/trunc R
+#   devmem-rx-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%)
+#   devmem-rx: devmem X Mbit/s, copy Y Mbit/s, ratio R
+#
+# Mbit/s from the receiver's own first byte to its last EOF. Before the
+# timed rounds, an untimed correctness run: devmem and copy with -v (every
+# byte checked) with the largest flow count. Exit status 0 when every run
+# received every byte and every check passed; never on timing.
+
+set -u
+BENCH=$KSFT/drivers/net/hw/devmem_rx_bench
+SEND=$KSFT/drivers/net/hw/tcp_sendfile
+RINGS=$(dirname "$0")/rings.py
+MB=${BENCH_RX_MB:-64}
+CHECK_MB=${BENCH_RX_CHECK_MB:-8}
+ROUNDS=${BENCH_RX_ROUNDS:-5}
+FLOWS=${BENCH_RX_FLOWS:-1 4}
+MODES=${BENCH_RX_MODES:-devmem copy trunc devmem-trunc}
+MTU=${BENCH_RX_MTU:-1500}
+# rx-page-size of the binding (e.g. 16384); the udmabuf then comes from
+# 2 MiB huge pages. Empty: the page size.
+PAGE=${BENCH_RX_PAGE:-}
+RUN_TIMEOUT=300
+PORT=5601
+RX_CPU=0
+TX_CPU=1
+HZ=$(getconf CLK_TCK)
+fail=0
+
+log() { echo "# $*"; }
+
+# shellcheck source=harness/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+for f in "$BENCH" "$SEND"; do
+	[ -x "$f" ] || {
+		log "no $f: run make kselftests"
+		exit 1
+	}
+done
+
+# Busy ticks of every CPU since boot, BUSY[n] for CPU n, read with shell
+# builtins only: no process of ours runs on either CPU while it reads.
+declare -a BUSY=()
+read_busy() {
+	local name user nice system irq softirq
+	while read -r name user nice system _ _ irq softirq _; do
+		case "$name" in
+		cpu[0-9]*) BUSY[${name#cpu}]=$((user + nice + system + irq + softirq)) ;;
+		esac
+	done </proc/stat
+}
+
+# The interrupts of PCI device $1 (a sysfs directory) so far, summed over
+# its vectors, one count per CPU ("n0 n1 ...").
+irqs_of() { # pci-dir
+	local irqs
+	irqs=$(ls "$1/msi_irqs" 2>/dev/null)
+	awk -v list="$irqs" '
+		BEGIN { n = split(list, l); for (i = 1; i <= n; i++) want[l[i] ":"] = 1 }
+		NR == 1 { ncpu = NF; next }
+		$1 in want { for (c = 1; c <= ncpu; c++) s[c] += $(c + 1) }
+		END { for (c = 1; c <= ncpu; c++) printf "%s%d", (c > 1 ? " " : ""), s[c] }' /proc/interrupts
+}
+
+# "cpuN +d" for each CPU between two irqs_of readings.
+irq_delta() { # before after
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = split(a, x); split(b, y)
+		for (c = 1; c <= n; c++) printf "%scpu%d +%d", (c > 1 ? ", " : ""), c - 1, y[c] - x[c]
+	}'
+}
+
+# The device configuration every mode shares, and what it was before.
+RULE=
+SPLIT_WAS=
+MTU_WAS=
+PEER_MTU_WAS=
+PEER=$(ip -n ns-remote -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }')
+setup() {
+	local nq out
+	DUT_PCI=$(readlink -f "/sys/class/net/$NETIF/device")
+	# The virtio device's parent is its PCI function.
+	PEER_PCI=$(ip netns exec ns-remote readlink -f "/sys/class/net/$PEER/device/..")
+	nq=$(find "/sys/class/net/$NETIF/queues" -name 'rx-*' | wc -l)
+	[ "$nq" -ge 2 ] || {
+		log "$NETIF has $nq receive queue(s): the bound queue needs another for the rest"
+		return 1
+	}
+	QUEUE=$((nq - 1))
+	MTU_WAS=$(cat "/sys/class/net/$NETIF/mtu")
+	PEER_MTU_WAS=$(ip netns exec ns-remote cat "/sys/class/net/$PEER/mtu")
+	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
+	if [ "$MTU" != "$MTU_WAS" ] || [ "$MTU" != "$PEER_MTU_WAS" ]; then
+		ip link set "$NETIF" mtu "$MTU" && ip -n ns-remote link set "$PEER" mtu "$MTU" || return 1
+	fi
+	python3 "$RINGS" "$NETIF" split on || return 1
+	# As ncdevmem: RSS on the other queues, the port's flows on QUEUE.
+	ethtool -X "$NETIF" equal "$QUEUE" || return 1
+	out=$(ethtool -N "$NETIF" flow-type tcp6 dst-ip "$LOCAL_V6" dst-port "$PORT" action "$QUEUE") ||
+		return 1
+	RULE=$(sed -n 's/^Added rule with ID \([0-9]*\)$/\1/p' <<<"$out")
+	[ -n "$RULE" ] || {
+		log "ethtool -N said: $out"
+		return 1
+	}
+	if [ -n "$PAGE" ]; then
+		echo 64 >/proc/sys/vm/nr_hugepages || return 1
+	fi
+	wait_carrier "$NETIF" && ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null || return 1
+	place_irqs $RX_CPU $TX_CPU
+	log "$NETIF: header split on, RSS on queues 0-$((QUEUE - 1)), rule $RULE: port $PORT to queue $QUEUE, MTU $MTU${PAGE:+, rx-page-size $PAGE}"
+}
+teardown() {
+	local rc=0
+	if [ -n "$RULE" ]; then
+		ethtool -N "$NETIF" delete "$RULE" || rc=1
+	fi
+	ethtool -X "$NETIF" default || rc=1
+	if [ "$SPLIT_WAS" != enabled ]; then
+		python3 "$RINGS" "$NETIF" split off || rc=1
+	fi
+	if [ -n "$MTU_WAS" ] && [ "$MTU_WAS" != "$(cat "/sys/class/net/$NETIF/mtu")" ]; then
+		ip link set "$NETIF" mtu "$MTU_WAS" || rc=1
+	fi
+	if [ -n "$PEER_MTU_WAS" ]; then
+		ip -n ns-remote link set "$PEER" mtu "$PEER_MTU_WAS" || rc=1
+	fi
+	[ "$rc" = 0 ] || log "could not undo the device configuration"
+	return $rc
+}
+
+# One run: devmem_rx_bench in mode $1 receives $3 bytes over $2 flows,
+# with extra arguments after them. Sets RES[key] to the receiver's result
+# line's values, and RX_NS, TX_NS (the two CPUs' busy time), WIN_US (the
+# span they were measured over), DUT_DELTA (the 82576's interrupts on
+# each CPU, "n0 n1 ..."), IRQS (both devices' interrupts, to log) and
+# SENT (the sender's line); returns non-zero when anything failed. The
+# receiver's stdout is a FIFO: its first line says it listens, its last
+# one comes at its last EOF, which ends the measured span.
+declare -A RES=()
+run() { # mode flows bytes [args...]
+	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src
+	local -a b0 b1
+	local irq0 irq1 pirq0 pirq1 t0 t1
+	shift 3
+	RES=()
+	dir=$(mktemp -d)
+	mkfifo "$dir/out"
+	timeout -k 5 "$RUN_TIMEOUT" taskset -c "$RX_CPU" "$BENCH" \
+		-s "$LOCAL_V6" -p "$PORT" -m "$mode" -n "$n" -f "$NETIF" -q "$QUEUE" \
+		-e "$per" ${PAGE:+-z "$PAGE"} "$@" >"$dir/out" 2>"$dir/err" &
+	rxpid=$!
+	exec {rxfd}<"$dir/out"
+	line=
+	read -r -t 120 line <&"$rxfd"
+	if [ "$line" != "listening port=$PORT" ]; then
+		log "$mode, $n flow(s): the receiver did not listen: ${line:-nothing}"
+		kill "$rxpid" 2>/dev/null
+		wait "$rxpid"
+		exec {rxfd}<&-
+		sed 's/^/#   /' "$dir/err"
+		rm -rf "$dir"
+		return 1
+	fi
+	irq0=$(irqs_of "$DUT_PCI")
+	pirq0=$(irqs_of "$PEER_PCI")
+	t0=$EPOCHREALTIME
+	read_busy
+	b0=("${BUSY[@]}")
+	# From the peer's CPU, the launch included.
+	taskset -c "$TX_CPU" ip netns exec ns-remote "$SEND" -a "$LOCAL_V6" -p "$PORT" \
+		-n "$n" -b "$per" >"$dir/sent" 2>&1 &
+	spid=$!
+	line=
+	read -r -t "$RUN_TIMEOUT" line <&"$rxfd"
+	read_busy
+	t1=$EPOCHREALTIME
+	b1=("${BUSY[@]}")
+	irq1=$(irqs_of "$DUT_PCI")
+	pirq1=$(irqs_of "$PEER_PCI")
+	wait "$spid"
+	src=$?
+	wait "$rxpid"
+	rc=$?
+	exec {rxfd}<&-
+	SENT=$(cat "$dir/sent")
+	for kv in $line; do
+		case "$kv" in
+		*=*) RES[${kv%%=*}]=${kv#*=} ;;
+		esac
+	done
+	RX_NS=$(((b1[RX_CPU] - b0[RX_CPU]) * 1000000000 / HZ))
+	TX_NS=$(((b1[TX_CPU] - b0[TX_CPU]) * 1000000000 / HZ))
+	WIN_US=$((10#${t1/./} - 10#${t0/./}))
+	DUT_DELTA=$(awk -v a="$irq0" -v b="$irq1" 'BEGIN {
+		n = split(a, x); split(b, y)
+		for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? " " : ""), y[c] - x[c]
+	}')
+	IRQS="82576 $(irq_delta "$irq0" "$irq1"); peer $(irq_delta "$pirq0" "$pirq1")"
+	if [ "$rc" != 0 ] || [ "$src" != 0 ] || [ "${RES[bytes]:-0}" != $((per * n)) ] ||
+		[ "${RES[wall_ns]:-0}" = 0 ]; then
+		log "$mode, $n flow(s): failed (receiver $rc, sender $src); it said: ${line:-nothing}"
+		sed 's/^/#   /' "$dir/err" "$dir/sent"
+		rm -rf "$dir"
+		return 1
+	fi
+	rm -rf "$dir"
+	return 0
+}
+
+# Values of the timed runs: VALS["flows mode what"] is a list, one a run.
+declare -A VALS=()
+add() { # key value
+	VALS[$1]+="$2 "
+}
+
+# x/y with two decimals, n/a when either is 0 or missing.
+div() {
+	echo "${1:-0} ${2:-0}" | awk '{ if ($1 > 0 && $2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
+}
+
+# The median of a list of numbers, as printf format $2 ("%.0f" by
+# default); n/a without any.
+median() { # key [format]
+	# shellcheck disable=SC2086 # one value a word
+	printf '%s\n' ${VALS[$1]:-} | awk 'NF && $1 != "n/a"' | sort -g |
+		awk -v f="${2:-%.0f}" '{ v[NR] = $1 } END {
+			if (!NR) { print "n/a"; exit }
+			m = int((NR + 1) / 2)
+			printf f "\n", (NR % 2) ? v[m] : (v[m] + v[m + 1]) / 2
+		}'
+}
+
+# One timed run of mode $1 with $2 flows in round $3; records its values.
+timed() { # mode flows round
+	local mode=$1 n=$2 bytes wall per own tx_per mbps rxb txb sender
+	if ! run "$mode" "$n" $((MB * 1024 * 1024)); then
+		fail=1
+		return
+	fi
+	bytes=${RES[bytes]}
+	wall=${RES[wall_ns]}
+	per=$((RX_NS * 1024 / bytes))
+	tx_per=$((TX_NS * 1024 / bytes))
+	own=$(((RES[user_ns] + RES[sys_ns]) * 1024 / bytes))
+	mbps=$((bytes * 8000 / wall))
+	rxb=$((RX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
+	txb=$((TX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
+	read -r _ _ _ _ _ sender <<<"$SENT"
+	log "round $3, $n flow(s), $mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
+	add "$n $mode cpu" "$per"
+	add "$n $mode peer" "$tx_per"
+	add "$n $mode busy" "$txb"
+	add "$n $mode mbps" "$mbps"
+	ROUND["$mode cpu"]=$per
+	ROUND["$mode mbps"]=$mbps
+}
+
+# This script's own processes (the sender's launch, the readings between
+# runs) on the peer's CPU, not the receiver's.
+taskset -p -c "$TX_CPU" $$ >/dev/null
+if ! setup; then
+	log "could not configure $NETIF for the benchmark"
+	teardown
+	exit 1
+fi
+
+# The correctness run, untimed: every byte checked where it landed.
+max=0
+for n in $FLOWS; do
+	[ "$n" -gt "$max" ] && max=$n
+done
+for mode in devmem copy; do
+	case " $MODES " in
+	*" $mode "*) ;;
+	*) continue ;;
+	esac
+	if run "$mode" "$max" $((CHECK_MB * 1024 * 1024)) -v; then
+		log "correctness: $mode, $max flow(s), $CHECK_MB MiB, every byte checked: ok (frags ${RES[frags]}, ranges ${RES[ranges]}, dontneed ${RES[dontneed]})"
+	else
+		log "correctness: $mode, $max flow(s): FAILED"
+		fail=1
+	fi
+done
+
+# Where the 82576's interrupts came in the last run: when place_irqs could
+# not move them (this QEMU guest refuses some affinity writes) and they
+# came on the sender's CPU, the two swap, so that the receiving program
+# shares its CPU with its own device's interrupts, as on a real receiver.
+pick_cpus() {
+	local cpu
+	cpu=$(awk '{ m = 1; for (c = 2; c <= NF; c++) if ($c > $m) m = c; if (NF && $m > 0) print m - 1 }' \
+		<<<"${DUT_DELTA:-}")
+	[ -n "$cpu" ] && [ "$cpu" != "$RX_CPU" ] || return 0
+	log "the 82576's interrupts came on CPU $cpu (${DUT_DELTA// /, }): the receiver runs there, the sender on CPU $RX_CPU"
+	TX_CPU=$RX_CPU
+	RX_CPU=$cpu
+	taskset -p -c "$TX_CPU" $$ >/dev/null
+}
+pick_cpus
+
+# Round by round, every mode once for each flow count, the modes' order
+# rotating: the host's load drifts, and a fixed order would give one mode
+# the same place in it every round.
+read -ra modes <<<"$MODES"
+declare -A ROUND=()
+for r in $(seq 1 "$ROUNDS"); do
+	for n in $FLOWS; do
+		ROUND=()
+		for i in $(seq 0 $((${#modes[@]} - 1))); do
+			timed "${modes[$(((i + r - 1) % ${#modes[@]}))]}" "$n" "$r"
+		done
+		add "$n copy/devmem" "$(div "${ROUND[copy cpu]:-}" "${ROUND[devmem cpu]:-}")"
+		add "$n devmem/trunc" "$(div "${ROUND[devmem cpu]:-}" "${ROUND[trunc cpu]:-}")"
+		add "$n devmem-trunc/trunc" "$(div "${ROUND[devmem-trunc cpu]:-}" "${ROUND[trunc cpu]:-}")"
+		add "$n devmem/copy mbps" "$(div "${ROUND[devmem mbps]:-}" "${ROUND[copy mbps]:-}")"
+	done
+done
+
+teardown || fail=1
+
+# The median of flow count n's values of what, and of a ratio.
+med() { median "$n $1"; }
+rat() { median "$n $1" %.2f; }
+for n in $FLOWS; do
+	sfx=
+	[ "$n" = 1 ] || sfx=" ($n flows)"
+	echo "devmem-rx-cpu: devmem $(med "devmem cpu") ns/KiB, copy $(med "copy cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio copy/devmem $(rat copy/devmem), devmem/trunc $(rat devmem/trunc)$sfx"
+	case " $MODES " in
+	*" devmem-trunc "*)
+		echo "devmem-rx-trunc: devmem-trunc $(med "devmem-trunc cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio devmem-trunc/trunc $(rat devmem-trunc/trunc)$sfx"
+		;;
+	esac
+	echo "devmem-rx-peer: devmem $(med "devmem peer") ns/KiB (busy $(med "devmem busy")%), copy $(med "copy peer") ns/KiB (busy $(med "copy busy")%), trunc $(med "trunc peer") ns/KiB (busy $(med "trunc busy")%)$sfx"
+	echo "devmem-rx: devmem $(med "devmem mbps") Mbit/s, copy $(med "copy mbps") Mbit/s, ratio $(rat "devmem/copy mbps")$sfx"
+	for mode in $MODES; do
+		busy=$(med "$mode busy")
+		[ "$busy" != n/a ] && [ "$busy" -ge 90 ] &&
+			log "$n flow(s), $mode: the peer's CPU was busy $busy% of the time: the sender may have set the pace"
+	done
+done
+exit $fail

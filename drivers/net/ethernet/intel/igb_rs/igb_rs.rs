@@ -2092,6 +2092,10 @@ impl pci::Driver for IgbRs {
                     Ok(())
                 },
             )?;
+            // Resets may be queued from now (`tx_timeout`, the watchdog)
+            // until unbind disables them again; the work item starts
+            // disabled.
+            netdev.device().data().reset_task.enable();
             Ok(try_pin_init!(Probed {
                 netdev,
                 vectors,

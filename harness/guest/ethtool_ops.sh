@@ -76,6 +76,8 @@ logged_link_up() { # marker
 	return 1
 }
 
+echo "TAP version 13"
+echo "1..25"
 usecs=$(field -c rx-usecs)
 pause_an=$(field -a Autonegotiate)
 pause_rx=$(field -a RX)

@@ -52,7 +52,6 @@ use kernel::{
             RxMode,
             RxQueueStats,
             Stats64,
-            TxQueue,
             TxQueueStats, //
             ETH_ALEN,
         },
@@ -283,11 +282,9 @@ impl QueuePair {
         self.idx as u16
     }
 
-    /// Frees what the device sent off `tx`, the pair's ring, and tells
-    /// byte queue limits: from the pair's poll `napi` at once, with what
-    /// was freed before outside it; from `start_xmit` (no `napi`) through
-    /// the poll, scheduled here, which alone tells a queue's completions.
-    /// Returns whether frames were freed.
+    /// Frees what the device sent off `tx`, the pair's ring, from the
+    /// pair's poll `napi` or, without, from any context; and tells byte
+    /// queue limits.
     fn complete_tx(
         &self,
         dev: &Device<Nic>,
@@ -295,19 +292,10 @@ impl QueuePair {
         napi: Option<&NapiPoll<'_, Self>>,
     ) -> bool {
         let (frames, bytes) = tx.clean(dev.data().bound(), napi);
-        match napi {
-            Some(napi) => {
-                let (f, b) = tx.take_unreported();
-                let (f, b) = (f.wrapping_add(frames), b.wrapping_add(bytes));
-                if f > 0 {
-                    napi.tx_completed(f, b);
-                }
-            }
-            None if frames > 0 => {
-                tx.defer_completions(frames, bytes);
-                self.napi.schedule();
-            }
-            None => {}
+        if frames > 0 {
+            // SAFETY: completions of this queue hold its ring lock, as
+            // `tx` says.
+            unsafe { dev.tx_completed(self.txq(), frames, bytes) };
         }
         frames > 0
     }
@@ -327,12 +315,12 @@ impl QueuePair {
 impl Poll for QueuePair {
     type Data = Nic;
 
-    fn poll(this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
+    fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
         let dev = napi.dev();
         let nic = dev.data();
         let budget = napi.budget();
         this.clean_tx(dev, &napi);
-        let Some(mut rx) = napi.rx() else {
+        let Some(rx) = napi.rx() else {
             // Netpoll, for transmit completions only: the ring and its
             // pools are left to the next poll with a budget.
             return 0;
@@ -344,7 +332,7 @@ impl Poll for QueuePair {
             None
         };
         let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(&mut rx, budget, watch),
+            Some(ring) => ring.poll(&rx, budget, watch),
             None => Default::default(),
         };
         if let Some(tail) = tail {
@@ -801,7 +789,7 @@ impl Nic {
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
         for q in self.active() {
-            // The pair's NAPI is not enabled yet: nothing else takes the
+            // The pair's NAPI is not added yet: nothing else takes the
             // ring, and the lock is not held across the waits.
             let setup = {
                 let mut rx = q.rx.lock();
@@ -1081,22 +1069,14 @@ impl Operations for Nic {
     fn open(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
-        // Each pair's NAPI goes on the device first, disabled, to take its
-        // new ring's payload pool: only its poll allocates from the pool
-        // once the ring is the pair's.
         let prepared = nic.active().iter().try_for_each(|q| {
-            // SAFETY: the owner is the pair the instance is in, declared
-            // before the fields the poll uses that have anything to drop
-            // (the rings), so dropped, which removes it, first; the pair is
-            // in the data of `dev`, the only device it is added to, which
-            // outlives it. Its index is the pair's, no other pair's.
-            // CAST: below QUEUES.
-            let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
-            napi.set_irq(dev, q.irq);
             // CAST: below QUEUES.
             let cfg = dev.queue_config(q.idx as u32);
-            let mut ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
-            ring.attach_napi(napi, dev)?;
+            let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
+            // SAFETY: the pair's NAPI is off the device (`stop` took it
+            // off), and polls this ring alone once added; `stop`, or the
+            // unwinding below, drops the ring with the NAPI off.
+            unsafe { ring.attach_napi(&q.napi) };
             // The pair has no ring here (`stop`, or the unwinding below,
             // took it): nothing to drop.
             drop(q.put_rx(ring));
@@ -1105,22 +1085,26 @@ impl Operations for Nic {
         if let Err(e) = prepared.and_then(|()| nic.configure()) {
             // The core does not call `stop` after a failed open: give back
             // what the pairs before the failure got, once the queues are
-            // off. Removing a NAPI destroys the pool its ring gave it.
+            // off.
             let stopped = nic.quiesce();
             for q in nic.active() {
                 drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
                 if let Some(off) = stopped.tx(q.idx) {
                     q.reset_tx(nic.bound(), off);
                 }
-                if let Some(napi) = q.napi.added() {
-                    napi.remove(dev);
-                }
             }
             hw::release_control(nic);
             return Err(e);
         }
         let polled = nic.active().iter().try_for_each(|q| {
-            let napi = q.napi.added().ok_or(EINVAL)?;
+            // SAFETY: the owner is the pair the instance is in, declared
+            // before the fields the poll uses that have anything to drop
+            // (the rings), so dropped, which removes it, first; the pair is
+            // in the data of `dev`, the only device it is added to, which
+            // outlives it. Its index is the pair's, no other pair's.
+            // CAST: below QUEUES.
+            let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
+            napi.set_irq(dev, q.irq);
             napi.enable(dev);
             napi.serve_queues(dev, true)
         });
@@ -1149,8 +1133,9 @@ impl Operations for Nic {
         dev.carrier_off();
         nic.irq_disable();
         for q in nic.active() {
+            // Forgets the queues, disables and removes it.
             if let Some(napi) = q.napi.added() {
-                napi.disable(dev);
+                napi.remove(dev);
             }
         }
         let stopped = nic.quiesce();
@@ -1161,13 +1146,8 @@ impl Operations for Nic {
             if let Some(off) = stopped.tx(q.idx) {
                 q.reset_tx(nic.bound(), off);
             }
-            if let Some(napi) = q.napi.added() {
-                // Disabled above: byte queue limits forget the frames the
-                // ring dropped, then the instance forgets its queues and
-                // goes.
-                let _ = napi.tx_reset(dev);
-                napi.remove(dev);
-            }
+            // SAFETY: the queue is stopped and its NAPI disabled.
+            unsafe { dev.tx_reset(q.txq()) };
         }
         Ok(())
     }
@@ -1199,9 +1179,9 @@ impl Operations for Nic {
         opened
     }
 
-    fn start_xmit(dev: &Device<Self>, queue: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy> {
+    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy> {
         let nic = dev.data();
-        let qi = queue.index();
+        let qi = skb.queue_mapping();
         let Some(q) = nic.active().get(usize::from(qi)) else {
             // A queue that is not (or no longer) set up.
             skb.drop_reason(DropReason::DevReady);
@@ -1250,7 +1230,8 @@ impl Operations for Nic {
         // the register write, slow on some machines (a VM exit), goes
         // outside the lock. The queue's lock keeps the tails in order.
         drop(tx);
-        if queue.sent(sent.bytes, driver::xmit_more()) {
+        // SAFETY: in `start_xmit`, which holds the queue's lock.
+        if unsafe { dev.tx_sent(qi, sent.bytes, driver::xmit_more()) } {
             nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
         }
         Ok(())
@@ -1662,12 +1643,10 @@ impl QueueMgmt for Nic {
             }
         };
         match ring {
-            Ok(mut r) => {
-                // The core frees the ring after the queue restarts, with
-                // the NAPI running: the pool comes back from the NAPI,
-                // disabled just above. Should that fail, it stays with the
-                // NAPI, which destroys it when removed.
-                let _ = r.detach_napi(napi, dev);
+            Ok(r) => {
+                // SAFETY: the queue's NAPI is disabled just above. The ring
+                // is freed after the queue restarts, with the NAPI running.
+                unsafe { r.detach_napi() };
                 Ok(r)
             }
             Err(e) => {
@@ -1703,11 +1682,10 @@ impl QueueMgmt for Nic {
             }
             return Err((e.into(), ring));
         }
-        // The queue's NAPI is disabled (`rx_stop`) until just below: it
-        // takes the ring's pool, which its poll alone allocates from.
-        if let Err(e) = ring.attach_napi(napi, dev) {
-            return Err((e, ring));
-        }
+        // SAFETY: the queue's NAPI is disabled (`rx_stop`) until just
+        // below, and polls this ring alone; `rx_stop` detaches the ring
+        // from it, or `stop` drops it, with the NAPI disabled.
+        unsafe { ring.attach_napi(&q.napi) };
         // The queue was stopped: there is no old ring.
         drop(q.put_rx(ring));
         napi.enable(dev);

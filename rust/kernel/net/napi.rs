@@ -16,7 +16,13 @@
 //!   the callback and alone completes the poll, and, unless the poll only
 //!   cleans up after transmits (netpoll's budget of 0), alone hands packets
 //!   to the stack and allocates them from the NAPI caches ([`NapiRx`]);
-//!   [`SkBuff::napi_consume`] frees a sent packet into those caches.
+//!   [`SkBuff::napi_consume`] frees a sent packet into those caches;
+//! - a page pool handed to the instance ([`Added::attach_pool`]) belongs
+//!   to it: only its poll allocates from the pool ([`NapiRx::pool`]), as
+//!   the pool's lockless cache, which the instance's context refills
+//!   directly, requires; it comes back ([`Added::detach_pool`]), or is
+//!   destroyed when the instance is removed, only while the instance is
+//!   disabled.
 //!
 //! Dropping a [`Napi`] disables it if it is enabled, and removes it from its
 //! device if it is on one.
@@ -25,7 +31,10 @@
 
 #[cfg(CONFIG_PAGE_POOL)]
 use crate::net::{
-    page_pool::PoolNetmem,
+    page_pool::{
+        Pool,
+        PoolNetmem, //
+    },
     skbuff::SHINFO_ROOM, //
 };
 use crate::{
@@ -50,7 +59,10 @@ use crate::{
     },
 };
 use core::{
-    cell::Cell,
+    cell::{
+        Cell,
+        UnsafeCell, //
+    },
     marker::PhantomPinned, //
 };
 
@@ -70,6 +82,12 @@ pub trait Poll: Sized + Sync {
     /// its instance scheduled.
     fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32;
 }
+
+/// The page pools handed to an instance, by slot ([`PoolId`]).
+#[cfg(CONFIG_PAGE_POOL)]
+type Pools = UnsafeCell<KVec<Option<Pool>>>;
+#[cfg(not(CONFIG_PAGE_POOL))]
+type Pools = UnsafeCell<()>;
 
 /// The instance is not on a device.
 const OFF: u32 = 0;
@@ -98,6 +116,11 @@ const ENABLED: u32 = 2;
 ///   `T::Data` that outlives the `Napi`.
 /// - `serving` is true while the device's receive and transmit queues
 ///   `index` name this instance (`netif_queue_set_napi`).
+/// - `pools` holds the page pools handed to the instance, each set up for
+///   direct recycling from it (`page_pool_enable_direct_recycling`), and
+///   is empty while `state` is `OFF`. It changes only with the instance
+///   lock held and `state` not `ENABLED` (so no poll runs), or on drop;
+///   otherwise only the poll uses it, through its [`NapiRx`].
 #[repr(C)]
 #[pin_data(PinnedDrop)]
 pub struct Napi<T: Poll> {
@@ -108,6 +131,7 @@ pub struct Napi<T: Poll> {
     state: Atomic<u32>,
     index: Cell<u32>,
     serving: Cell<bool>,
+    pools: Pools,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -118,7 +142,9 @@ unsafe impl<T: Poll> Send for Napi<T> {}
 
 // SAFETY: the cells change only under the device's instance lock (type
 // invariant), and are read under it, except `owner`, which the poll reads
-// while the instance is on its device and which does not change then.
+// while the instance is on its device and which does not change then, and
+// `pools`, which the poll alone uses while the instance may be polled and
+// the lock holder otherwise.
 unsafe impl<T: Poll> Sync for Napi<T> {}
 
 impl<T: Poll> Napi<T> {
@@ -131,6 +157,7 @@ impl<T: Poll> Napi<T> {
             state: Atomic::new(OFF),
             index: Cell::new(0),
             serving: Cell::new(false),
+            pools: UnsafeCell::new(Default::default()),
             _pin: PhantomPinned,
         })
         .pin_chain(|this| {
@@ -277,9 +304,29 @@ impl<T: Poll> Napi<T> {
         // SAFETY: on its device and disabled, the lock held; no queue
         // names it any more.
         unsafe { bindings::__netif_napi_del_locked(self.as_raw()) };
+        // SAFETY: the lock is held and the instance disabled: no poll
+        // uses the pools (type invariant).
+        unsafe { self.drop_pools() };
         self.owner.set(core::ptr::null());
         // INVARIANT: off the device.
         self.state.store(OFF, Relaxed);
+    }
+
+    /// Destroys the page pools handed to the instance (each stops
+    /// recycling from it first, `page_pool_destroy`). Sleeps.
+    ///
+    /// # Safety
+    ///
+    /// Nothing else uses `pools`: the instance lock is held and the
+    /// instance is disabled, or it is being dropped.
+    unsafe fn drop_pools(&self) {
+        #[cfg(CONFIG_PAGE_POOL)]
+        {
+            // SAFETY: the only user, per the caller. The vector is taken
+            // out before the pools go.
+            let pools = core::mem::take(unsafe { &mut *self.pools.get() });
+            drop(pools);
+        }
     }
 
     /// # Safety
@@ -438,6 +485,127 @@ impl<T: Poll> Added<T> {
         unsafe { self.0.set_serving(serve) }
     }
 
+    /// Hands `pool` to the instance, disabled, whose poll alone allocates
+    /// from it from now on ([`NapiRx::pool`]): buffers freed in the
+    /// instance's context go straight back to the pool's cache
+    /// (`page_pool_enable_direct_recycling`). This is where the control
+    /// path hands a ring's pool over to the queue's NAPI, once the ring
+    /// was filled from process context. The pool comes back with
+    /// [`Added::detach_pool`], or is destroyed when the instance is
+    /// removed, in both cases with the instance disabled, as the page pool
+    /// core requires. Sleeps.
+    ///
+    /// Gives the pool back with `EBUSY` while the instance is enabled,
+    /// `EINVAL` for another device's lock, an instance no longer on it,
+    /// or a pool made for another NAPI instance; `ENOMEM`.
+    ///
+    /// Once handed over, the pool is out of the caller's reach:
+    ///
+    /// ```ignore,compile_fail,E0382
+    /// use kernel::net::{
+    ///     driver::LockedDevice,
+    ///     napi::{
+    ///         Added,
+    ///         Poll, //
+    ///     },
+    ///     page_pool::Pool,
+    /// };
+    ///
+    /// fn refill<T: Poll>(napi: &Added<T>, dev: &LockedDevice<T::Data>, mut pool: Pool) {
+    ///     let _ = napi.attach_pool(dev, pool);
+    ///     let _ = pool.alloc();
+    /// }
+    /// ```
+    ///
+    /// and only the instance's poll gets it:
+    ///
+    /// ```ignore,compile_fail,E0599
+    /// use kernel::net::napi::{
+    ///     Added,
+    ///     PoolId,
+    ///     Poll, //
+    /// };
+    ///
+    /// fn refill<T: Poll>(napi: &Added<T>, id: PoolId) {
+    ///     let _ = napi.pool(id).and_then(|p| p.alloc());
+    /// }
+    /// ```
+    #[cfg(CONFIG_PAGE_POOL)]
+    pub fn attach_pool(
+        &self,
+        dev: &LockedDevice<T::Data>,
+        pool: Pool,
+    ) -> Result<PoolId, (Error, Pool)> {
+        if !self.held(dev) {
+            return Err((EINVAL, pool));
+        }
+        // Only `enable`, under the lock held here, makes it `ENABLED`.
+        if self.0.state.load(Relaxed) == ENABLED {
+            return Err((EBUSY, pool));
+        }
+        let napi = pool.napi();
+        if !napi.is_null() && napi != self.0.as_raw() {
+            return Err((EINVAL, pool));
+        }
+        // SAFETY: the lock is held and the instance is not enabled: no
+        // poll uses the pools (type invariant).
+        let pools = unsafe { &mut *self.0.pools.get() };
+        let slot = match pools.iter().position(Option::is_none) {
+            Some(slot) => slot,
+            None => {
+                if let Err(e) = pools.push(None, GFP_KERNEL) {
+                    return Err((e.into(), pool));
+                }
+                pools.len() - 1
+            }
+        };
+        // SAFETY: a live pool, now the instance's, naming no other NAPI
+        // (checked above); only the instance's poll allocates from it
+        // from now on, and it stops recycling from the instance
+        // (`detach_pool`, or `page_pool_destroy` in `take_off`) only while
+        // the instance is disabled, before the instance is freed.
+        unsafe { bindings::page_pool_enable_direct_recycling(pool.as_raw(), self.0.as_raw()) };
+        if let Some(s) = pools.get_mut(slot) {
+            // INVARIANT: set up for direct recycling from the instance
+            // just above, with the lock held and the instance disabled.
+            *s = Some(pool);
+        }
+        Ok(PoolId {
+            napi: self.0.as_raw(),
+            slot,
+        })
+    }
+
+    /// Takes back the pool [`Added::attach_pool`] gave the instance as
+    /// `id`, disabled: buffers no longer go straight back to its cache
+    /// (`page_pool_disable_direct_recycling`), and any context may
+    /// allocate from it again, or drop it, however the instance runs
+    /// later. Sleeps.
+    ///
+    /// `EBUSY` while the instance is enabled; `EINVAL` for another
+    /// device's lock, an instance no longer on it, or an `id` it does not
+    /// hold.
+    #[cfg(CONFIG_PAGE_POOL)]
+    pub fn detach_pool(&self, dev: &LockedDevice<T::Data>, id: PoolId) -> Result<Pool> {
+        if !self.held(dev) || id.napi != self.0.as_raw() {
+            return Err(EINVAL);
+        }
+        if self.0.state.load(Relaxed) == ENABLED {
+            return Err(EBUSY);
+        }
+        // SAFETY: as in `attach_pool`.
+        let pools = unsafe { &mut *self.0.pools.get() };
+        let pool = pools
+            .get_mut(id.slot)
+            .and_then(Option::take)
+            .ok_or(EINVAL)?;
+        // SAFETY: a live pool set up for direct recycling from this
+        // instance, which is on its device and disabled (no poll runs, and
+        // it is on no poll list), with the lock held.
+        unsafe { pool.disable_direct_recycling() };
+        Ok(pool)
+    }
+
     /// Takes the instance off its device (`netif_napi_del_locked`), after
     /// forgetting the queues it serves and disabling it. It keeps its NAPI
     /// ID and settings for the next [`Napi::add`] of the same index.
@@ -508,7 +676,7 @@ impl<T: Poll> Added<T> {
 /// impl Poll for Queue {
 ///     type Data = ();
 ///
-///     fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
 ///         napi.complete_done(0);
 ///         let _ = napi.rx();
 ///         0
@@ -540,7 +708,9 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     /// The receive side of the poll: `None` with a budget of 0, when
     /// netpoll polls, maybe with interrupts off, and receive work (the
     /// NAPI caches, GRO, page pools) is not allowed.
-    pub fn rx(&self) -> Option<NapiRx<'_, T>> {
+    ///
+    /// One at a time: it lends the instance's page pools out.
+    pub fn rx(&mut self) -> Option<NapiRx<'_, T>> {
         (self.budget > 0).then_some(NapiRx {
             napi: self.napi,
             _not_send: NotThreadSafe,
@@ -565,9 +735,48 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     }
 }
 
-/// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO and
-/// the per-CPU NAPI allocation caches, which only NAPI's softirq context
-/// may use.
+/// A page pool an instance holds ([`Added::attach_pool`]), for its poll
+/// ([`NapiRx::pool`]).
+#[cfg(CONFIG_PAGE_POOL)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolId {
+    napi: *mut bindings::napi_struct,
+    slot: usize,
+}
+
+// SAFETY: a name, never dereferenced.
+#[cfg(CONFIG_PAGE_POOL)]
+unsafe impl Send for PoolId {}
+
+// SAFETY: as for `Send`.
+#[cfg(CONFIG_PAGE_POOL)]
+unsafe impl Sync for PoolId {}
+
+/// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO, the
+/// per-CPU NAPI allocation caches and the instance's page pools, which
+/// only NAPI's softirq context may use.
+///
+/// One exists at a time for a poll, so a pool is lent out once:
+///
+/// ```ignore,compile_fail,E0499
+/// use kernel::net::napi::{
+///     NapiPoll,
+///     Poll, //
+/// };
+///
+/// struct Queue;
+///
+/// impl Poll for Queue {
+///     type Data = ();
+///
+///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
+///         let first = napi.rx();
+///         let second = napi.rx();
+///         drop((first, second));
+///         0
+///     }
+/// }
+/// ```
 pub struct NapiRx<'p, T: Poll> {
     napi: &'p Napi<T>,
     _not_send: NotThreadSafe,
@@ -578,6 +787,20 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     pub fn dev(&self) -> &'p Device<T::Data> {
         // SAFETY: as in `NapiPoll::dev`.
         unsafe { Device::from_raw(self.napi.device()) }
+    }
+
+    /// The page pool the instance holds as `id` ([`Added::attach_pool`]),
+    /// to allocate from; `None` for an `id` it does not hold.
+    #[cfg(CONFIG_PAGE_POOL)]
+    pub fn pool(&mut self, id: PoolId) -> Option<&mut Pool> {
+        if id.napi != self.napi.as_raw() {
+            return None;
+        }
+        // SAFETY: in the instance's poll, which alone uses the pools while
+        // it may be polled (type invariant of `Napi`); `&mut self`, this
+        // poll's only `NapiRx`, lends them out once at a time.
+        let pools = unsafe { &mut *self.napi.pools.get() };
+        pools.get_mut(id.slot).and_then(Option::as_mut)
     }
 
     /// Hands a received packet to the stack through GRO
@@ -672,35 +895,5 @@ impl<'a> super::page_pool::Params<'a> {
     pub unsafe fn napi<T: Poll>(mut self, napi: &'a Napi<T>) -> Self {
         self.fast().napi = napi.as_raw();
         self
-    }
-}
-
-#[cfg(CONFIG_PAGE_POOL)]
-impl super::page_pool::Pool {
-    /// Names `napi` as the instance whose poll uses the pool, for a pool
-    /// made without one (`page_pool_enable_direct_recycling`): the point
-    /// where the control path hands the pool over to the NAPI instance.
-    ///
-    /// A pool made for a queue that is not yet started (the queue
-    /// management API's `mem_alloc`) must not name the queue's NAPI at
-    /// creation: if the allocation fails, the pool is destroyed while that
-    /// NAPI still runs the old queue, which the page pool core forbids.
-    ///
-    /// Sleeps (takes the page pools' mutex).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Params::napi`](super::page_pool::Params::napi): only
-    /// `napi`'s poll allocates from the pool while `napi` is enabled, and
-    /// the pool is destroyed, or
-    /// [`Pool::disable_direct_recycling`](super::page_pool::Pool::disable_direct_recycling) is
-    /// called, while `napi` is disabled, before it is removed. The pool
-    /// names no other NAPI instance.
-    pub unsafe fn enable_direct_recycling<T: Poll>(&self, napi: &Napi<T>) {
-        // SAFETY: a live pool and a live NAPI instance; the pool's NAPI
-        // cannot race with this, per the caller.
-        unsafe {
-            bindings::page_pool_enable_direct_recycling(self.as_page_pool().as_raw(), napi.as_raw())
-        }
     }
 }

@@ -315,12 +315,12 @@ impl QueuePair {
 impl Poll for QueuePair {
     type Data = Nic;
 
-    fn poll(this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+    fn poll(this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
         let dev = napi.dev();
         let nic = dev.data();
         let budget = napi.budget();
         this.clean_tx(dev, &napi);
-        let Some(rx) = napi.rx() else {
+        let Some(mut rx) = napi.rx() else {
             // Netpoll, for transmit completions only: the ring and its
             // pools are left to the next poll with a budget.
             return 0;
@@ -332,7 +332,7 @@ impl Poll for QueuePair {
             None
         };
         let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(&rx, budget, watch),
+            Some(ring) => ring.poll(&mut rx, budget, watch),
             None => Default::default(),
         };
         if let Some(tail) = tail {
@@ -789,7 +789,7 @@ impl Nic {
         self.wr(TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD | TCTL_RTLC);
 
         for q in self.active() {
-            // The pair's NAPI is not added yet: nothing else takes the
+            // The pair's NAPI is not enabled yet: nothing else takes the
             // ring, and the lock is not held across the waits.
             let setup = {
                 let mut rx = q.rx.lock();
@@ -1069,34 +1069,10 @@ impl Operations for Nic {
     fn open(dev: &LockedDevice<Self>) -> Result {
         let nic = dev.data();
         dev.carrier_off();
+        // Each pair's NAPI goes on the device first, disabled, to take its
+        // new ring's payload pool: only its poll allocates from the pool
+        // once the ring is the pair's.
         let prepared = nic.active().iter().try_for_each(|q| {
-            // CAST: below QUEUES.
-            let cfg = dev.queue_config(q.idx as u32);
-            let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
-            // SAFETY: the pair's NAPI is off the device (`stop` took it
-            // off), and polls this ring alone once added; `stop`, or the
-            // unwinding below, drops the ring with the NAPI off.
-            unsafe { ring.attach_napi(&q.napi) };
-            // The pair has no ring here (`stop`, or the unwinding below,
-            // took it): nothing to drop.
-            drop(q.put_rx(ring));
-            Ok(())
-        });
-        if let Err(e) = prepared.and_then(|()| nic.configure()) {
-            // The core does not call `stop` after a failed open: give back
-            // what the pairs before the failure got, once the queues are
-            // off.
-            let stopped = nic.quiesce();
-            for q in nic.active() {
-                drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
-                if let Some(off) = stopped.tx(q.idx) {
-                    q.reset_tx(nic.bound(), off);
-                }
-            }
-            hw::release_control(nic);
-            return Err(e);
-        }
-        let polled = nic.active().iter().try_for_each(|q| {
             // SAFETY: the owner is the pair the instance is in, declared
             // before the fields the poll uses that have anything to drop
             // (the rings), so dropped, which removes it, first; the pair is
@@ -1105,6 +1081,34 @@ impl Operations for Nic {
             // CAST: below QUEUES.
             let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
             napi.set_irq(dev, q.irq);
+            // CAST: below QUEUES.
+            let cfg = dev.queue_config(q.idx as u32);
+            let mut ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
+            ring.attach_napi(napi, dev)?;
+            // The pair has no ring here (`stop`, or the unwinding below,
+            // took it): nothing to drop.
+            drop(q.put_rx(ring));
+            Ok(())
+        });
+        if let Err(e) = prepared.and_then(|()| nic.configure()) {
+            // The core does not call `stop` after a failed open: give back
+            // what the pairs before the failure got, once the queues are
+            // off. Removing a NAPI destroys the pool its ring gave it.
+            let stopped = nic.quiesce();
+            for q in nic.active() {
+                drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
+                if let Some(off) = stopped.tx(q.idx) {
+                    q.reset_tx(nic.bound(), off);
+                }
+                if let Some(napi) = q.napi.added() {
+                    napi.remove(dev);
+                }
+            }
+            hw::release_control(nic);
+            return Err(e);
+        }
+        let polled = nic.active().iter().try_for_each(|q| {
+            let napi = q.napi.added().ok_or(EINVAL)?;
             napi.enable(dev);
             napi.serve_queues(dev, true)
         });
@@ -1133,7 +1137,10 @@ impl Operations for Nic {
         dev.carrier_off();
         nic.irq_disable();
         for q in nic.active() {
-            // Forgets the queues, disables and removes it.
+            // Forgets the queues, disables and removes it, which destroys
+            // the payload pool its ring handed it: the buffers the ring
+            // still holds go back as the ring drops below, and the pool
+            // lives until the last is back.
             if let Some(napi) = q.napi.added() {
                 napi.remove(dev);
             }
@@ -1643,10 +1650,12 @@ impl QueueMgmt for Nic {
             }
         };
         match ring {
-            Ok(r) => {
-                // SAFETY: the queue's NAPI is disabled just above. The ring
-                // is freed after the queue restarts, with the NAPI running.
-                unsafe { r.detach_napi() };
+            Ok(mut r) => {
+                // The core frees the ring after the queue restarts, with
+                // the NAPI running: the pool comes back from the NAPI,
+                // disabled just above. Should that fail, it stays with the
+                // NAPI, which destroys it when removed.
+                let _ = r.detach_napi(napi, dev);
                 Ok(r)
             }
             Err(e) => {
@@ -1682,10 +1691,11 @@ impl QueueMgmt for Nic {
             }
             return Err((e.into(), ring));
         }
-        // SAFETY: the queue's NAPI is disabled (`rx_stop`) until just
-        // below, and polls this ring alone; `rx_stop` detaches the ring
-        // from it, or `stop` drops it, with the NAPI disabled.
-        unsafe { ring.attach_napi(&q.napi) };
+        // The queue's NAPI is disabled (`rx_stop`) until just below: it
+        // takes the ring's pool, which its poll alone allocates from.
+        if let Err(e) = ring.attach_napi(napi, dev) {
+            return Err((e, ring));
+        }
         // The queue was stopped: there is no old ring.
         drop(q.put_rx(ring));
         napi.enable(dev);

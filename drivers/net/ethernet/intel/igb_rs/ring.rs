@@ -41,9 +41,10 @@ use kernel::{
             QueueConfig, //
         },
         napi::{
-            Napi,
+            Added,
             NapiPoll,
-            NapiRx, //
+            NapiRx,
+            PoolId, //
         },
         page_pool::{
             Params,
@@ -169,8 +170,15 @@ pub(crate) struct RxRing {
     bufs: KVec<Option<PoolNetmem>>,
     /// Header buffers of the armed descriptors, with header split.
     hdrs: KVec<Option<PoolNetmem>>,
-    /// Payload buffers: host pages, or the queue's memory provider's.
-    pool: Pool,
+    /// Payload buffers: host pages, or the queue's memory provider's. The
+    /// ring's own while it is filled from process context, then the
+    /// queue's NAPI's ([`RxRing::attach_napi`]).
+    pool: Option<Pool>,
+    /// The payload pool as the queue's NAPI holds it, while the ring is
+    /// the queue's: its poll alone allocates from it. A ring dropped
+    /// meanwhile leaves the pool to the NAPI, which destroys it when
+    /// removed.
+    napi_pool: Option<PoolId>,
     /// Header buffers, with header split: always host pages.
     hdr_pool: Option<Pool>,
     /// Bytes per payload buffer.
@@ -327,7 +335,7 @@ impl RxRing {
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
         let params = Params::new(dev, order, n).rx_queue_locked(netdev, idx);
-        let pool = Pool::new(&params)?;
+        let mut pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The
             // core allows a provider only with header split.
@@ -364,7 +372,8 @@ impl RxRing {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             bufs,
             hdrs,
-            pool,
+            pool: None,
+            napi_pool: None,
             hdr_pool,
             buf_size,
             frag,
@@ -375,7 +384,8 @@ impl RxRing {
             next_to_fill: 0,
             armed: 0,
         };
-        ring.refill()?;
+        ring.refill(&mut pool)?;
+        ring.pool = Some(pool);
         if ring.armed == 0 {
             return Err(ENOMEM);
         }
@@ -391,29 +401,45 @@ impl RxRing {
         self.bufs.len()
     }
 
-    /// Hands the payload pool to `napi`, the queue's, which polls this ring
-    /// from now on: buffers freed in its poll go straight back to the
+    /// Hands the payload pool to `napi`, the queue's, disabled, which
+    /// polls this ring from now on: its poll alone allocates from the
+    /// pool, and buffers freed in its context go straight back to the
     /// pool's cache. Sleeps.
-    ///
-    /// # Safety
-    ///
-    /// `napi` is disabled, or not added yet; it polls this ring alone while
-    /// enabled; [`RxRing::detach_napi`] is called, or the ring dropped,
-    /// while `napi` is disabled, before it is removed.
-    pub(crate) unsafe fn attach_napi(&self, napi: &Napi<super::QueuePair>) {
-        // SAFETY: per the caller; the pool was made without a NAPI.
-        unsafe { self.pool.enable_direct_recycling(napi) };
+    pub(crate) fn attach_napi(
+        &mut self,
+        napi: &Added<super::QueuePair>,
+        dev: &LockedDevice<super::Nic>,
+    ) -> Result {
+        let Some(pool) = self.pool.take() else {
+            // The NAPI has it already.
+            return Ok(());
+        };
+        match napi.attach_pool(dev, pool) {
+            Ok(id) => {
+                self.napi_pool = Some(id);
+                Ok(())
+            }
+            Err((e, pool)) => {
+                self.pool = Some(pool);
+                Err(e)
+            }
+        }
     }
 
-    /// Unties the payload pool from the queue's NAPI, so that the ring may
-    /// be dropped once the NAPI runs again (after a queue restart).
-    ///
-    /// # Safety
-    ///
-    /// The queue's NAPI is disabled.
-    pub(crate) unsafe fn detach_napi(&self) {
-        // SAFETY: per the caller.
-        unsafe { self.pool.disable_direct_recycling() };
+    /// Takes the payload pool back from the queue's NAPI, disabled, so
+    /// that the ring may be dropped once the NAPI runs again (after a
+    /// queue restart). Sleeps.
+    pub(crate) fn detach_napi(
+        &mut self,
+        napi: &Added<super::QueuePair>,
+        dev: &LockedDevice<super::Nic>,
+    ) -> Result {
+        let Some(id) = self.napi_pool else {
+            return Ok(());
+        };
+        self.pool = Some(napi.detach_pool(dev, id)?);
+        self.napi_pool = None;
+        Ok(())
     }
 
     /// Bytes per payload buffer.
@@ -443,17 +469,17 @@ impl RxRing {
         Ok(())
     }
 
-    /// Arms free descriptors with new buffers while the pools have them.
-    /// Returns whether it armed any, and whether a pool failed to give a
-    /// buffer.
-    fn refill(&mut self) -> Result<(bool, bool)> {
+    /// Arms free descriptors with new buffers while the pools (`pool` for
+    /// payloads) have them. Returns whether it armed any, and whether a
+    /// pool failed to give a buffer.
+    fn refill(&mut self, pool: &mut Pool) -> Result<(bool, bool)> {
         let mut any = false;
         while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
             let buf = if self.frag {
-                self.pool.alloc_frag(self.buf_size)
+                pool.alloc_frag(self.buf_size)
             } else {
-                self.pool.alloc()
+                pool.alloc()
             };
             let Some(buf) = buf else {
                 return Ok((any, true));
@@ -636,7 +662,7 @@ impl RxRing {
     /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &mut NapiRx<'_, super::QueuePair>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -704,7 +730,16 @@ impl RxRing {
                 Err(why) => done.count_drop(why),
             }
         }
-        let (armed, short) = self.refill().unwrap_or((false, false));
+        let filled = match (self.napi_pool, self.pool.take()) {
+            (_, Some(mut pool)) => {
+                let filled = self.refill(&mut pool);
+                self.pool = Some(pool);
+                filled
+            }
+            (Some(id), None) => napi.pool(id).map_or(Ok((false, true)), |p| self.refill(p)),
+            (None, None) => Ok((false, true)),
+        };
+        let (armed, short) = filled.unwrap_or((false, false));
         done.alloc_fail += u64::from(short);
         done.starved = self.armed == 0;
         // CAST: below RING_MAX.

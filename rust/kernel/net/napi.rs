@@ -157,7 +157,7 @@ impl<T: Poll> Napi<T> {
             state: Atomic::new(OFF),
             index: Cell::new(0),
             serving: Cell::new(false),
-            pools: UnsafeCell::new(Default::default()),
+            pools: Pools::default(),
             _pin: PhantomPinned,
         })
         .pin_chain(|this| {

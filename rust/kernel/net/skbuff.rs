@@ -11,6 +11,8 @@
 //!
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
+#[cfg(CONFIG_PAGE_POOL)]
+use crate::net::page_pool::PoolNetmem;
 use crate::{
     device::{
         Bound,
@@ -26,8 +28,7 @@ use crate::{
             NapiPoll,
             Poll, //
         },
-        netdev::NetDevice,
-        page_pool::PoolNetmem, //
+        netdev::NetDevice, //
     },
     prelude::*, //
 };
@@ -858,6 +859,7 @@ impl SkBuff {
     /// The frag takes the buffer's reference. A `net_iov` frag makes the
     /// packet unreadable. Hands the buffer back when the packet has no
     /// free frag slot or the range is not inside the buffer.
+    #[cfg(CONFIG_PAGE_POOL)]
     pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
         let truesize = buf.size();
         // SAFETY: the buffer is valid; its shared info follows its data.

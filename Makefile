@@ -8,18 +8,22 @@
 #   make demo      build, boot QEMU, run the devmem demo
 #   make check     static checks, build, KUnit and kselftests in QEMU
 #   make bench     build with the benchmarks on, boot, print their lines
+#   make check-configs  build each configuration the series must build in
+#                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
+#                  RUST off), one line each; CHECK_CONFIGS="name ..."
 #   make patches   write the git format-patch series to series/
 #   make clean     drop the kernel build output (keeps the pristine tree)
 #   make distclean drop the whole cache
 #
 # Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
 # ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES,
-# EXTRA_CONFIG="CONFIG_X=y ...".
+# EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs:
+# resolve the configurations, build nothing).
 
 SHELL := /bin/bash
 H := harness
 
-.PHONY: all setup kernel kselftests demo check bench patches vm clean distclean
+.PHONY: all setup kernel kselftests demo check check-configs bench patches vm clean distclean
 
 all: check
 
@@ -38,6 +42,9 @@ demo: setup
 check: setup
 	@$(H)/check.sh
 
+check-configs: setup
+	@$(H)/check-configs.sh
+
 bench: setup
 	@$(H)/bench.sh
 
@@ -45,7 +52,8 @@ patches:
 	@$(H)/patches.sh >/dev/null
 
 clean:
-	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/bench-c" "$$CACHE_DIR/kselftest"
+	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/bench-c" "$$CACHE_DIR/kselftest" \
+		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

@@ -10,13 +10,21 @@
 # run until it is fixed, instead of scrolling by once and hiding behind the
 # next incremental build. Upstream 7.3 builds clean this way with clang 19
 # and rustc 1.95; STRICT=0 turns it off for other trees.
+#
+# For the scripts that build other configurations (check-configs.sh):
+#   BUILD_TREE=<dir>       build that tree as it is, instead of running
+#                          tree.sh on the cached one
+#   CONFIG_ONLY=1          resolve and check the configuration, build nothing
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
+if [ -n "${BUILD_TREE:-}" ]; then
+	KERNEL_TREE=$BUILD_TREE
+else
+	KERNEL_TREE=$("$HARNESS_DIR/tree.sh")
+fi
 JOBS=${JOBS:-$(nproc)}
-FRAGMENTS=${FRAGMENTS:-"$HARNESS_DIR/config/vm.config $HARNESS_DIR/config/devmem.config"}
 EXTRA_CONFIG=${EXTRA_CONFIG:-}
 
 kmake() { make -s -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 "$@"; }
@@ -56,7 +64,11 @@ while IFS='=' read -r sym val; do
 	fi
 done < <(sed -e 's/#.*//' "$want" | awk -F= '{ v[$1] = $0 } END { for (s in v) print v[s] }')
 if [ ${#missing[@]} -gt 0 ]; then
-	die "Kconfig did not take: ${missing[*]} (unmet dependencies; see 'make O=$KBUILD_OUT menuconfig')"
+	die "Kconfig did not take: ${missing[*]} (unmet dependencies, or selected by another option; see 'make O=$KBUILD_OUT menuconfig')"
+fi
+if [ "${CONFIG_ONLY:-0}" = 1 ]; then
+	info "configured, nothing built (CONFIG_ONLY=1): $KBUILD_OUT/.config"
+	exit 0
 fi
 
 # The modules too when the config has them (igb_rs is one in ours); the

@@ -24,6 +24,9 @@ KERNEL_VERSION_WANT=7.3
 # python3 or pip PATH finds.
 VENV_DIR=$CACHE_DIR/venv
 VNG=$VENV_DIR/bin/vng
+# The kernel config: allnoconfig plus these fragments (kernel.sh), then
+# EXTRA_CONFIG.
+FRAGMENTS=${FRAGMENTS:-"$HARNESS_DIR/config/vm.config $HARNESS_DIR/config/devmem.config"}
 # Our refs in the kernel repository, outside its branch and tag namespaces
 # (a user tree's worktree shares refs with the user's repository).
 BASE_REF=refs/devmem-rs/base
@@ -68,8 +71,32 @@ seed_build_dir() { # dir main-dir
 # main build directory $1 the first time. make check's parity run and make
 # bench share it. kernel.sh's messages go to stderr; fails as it does.
 C_KBUILD_OUT=$CACHE_DIR/build-c
+C_CORE_CONFIG="CONFIG_NET_DEVMEM_RUST=n"
 build_c_kernel() { # main-dir
 	seed_build_dir "$C_KBUILD_OUT" "$1"
-	KBUILD_OUT=$C_KBUILD_OUT EXTRA_CONFIG="${EXTRA_CONFIG:-} CONFIG_NET_DEVMEM_RUST=n" \
+	KBUILD_OUT=$C_KBUILD_OUT EXTRA_CONFIG="${EXTRA_CONFIG:-} $C_CORE_CONFIG" \
 		"$HARNESS_DIR/kernel.sh" >&2
+}
+
+# The first error of a failed kernel.sh run whose messages are in $1, and
+# the log to read (the build's own when it got that far), on one line:
+# "<error> [at <file:line:col>] (log: <path>)".
+kernel_error() { # kernel.sh-log
+	local blog line loc=
+	blog=$(sed -n 's/.*kernel build failed; full log: //p' "$1" | tail -n 1)
+	if [ -n "$blog" ] && [ -f "$blog" ]; then
+		line=$(grep -m 1 -n -E '(^|: )(error|fatal error|ERROR)(\[E[0-9]+\])?:' "$blog" || true)
+		if [ -n "$line" ]; then
+			# rustc names the place on the next line ("  --> file:line:col").
+			loc=$(sed -n "$((${line%%:*} + 1))s/^ *--> //p" "$blog")
+			line=${line#*:}
+		else
+			line=$(grep -v '^[[:space:]]*$' "$blog" | tail -n 1)
+		fi
+	else
+		blog=$1
+		line=$(grep -m 1 -E '(^|: |\] )error:' "$1" || grep -v '^[[:space:]]*$' "$1" | tail -n 1 || true)
+		line=${line#\[*\] error: }
+	fi
+	printf '%s%s (log: %s)\n' "$line" "${loc:+ at $loc}" "$blog"
 }

@@ -11,19 +11,21 @@
 #   make check-configs  build each configuration the series must build in
 #                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
 #                  RUST off), one line each; CHECK_CONFIGS="name ..."
+#   make check-series   build each commit of the series in turn, name the
+#                  first that fails
 #   make patches   write the git format-patch series to series/
 #   make clean     drop the kernel build output (keeps the pristine tree)
 #   make distclean drop the whole cache
 #
 # Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
 # ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES,
-# EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs:
-# resolve the configurations, build nothing).
+# EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
+# and check-series: resolve the configurations, build nothing).
 
 SHELL := /bin/bash
 H := harness
 
-.PHONY: all setup kernel kselftests demo check check-configs bench patches vm clean distclean
+.PHONY: all setup kernel kselftests demo check check-configs check-series bench patches vm clean distclean
 
 all: check
 
@@ -45,6 +47,9 @@ check: setup
 check-configs: setup
 	@$(H)/check-configs.sh
 
+check-series: setup
+	@$(H)/check-series.sh
+
 bench: setup
 	@$(H)/bench.sh
 
@@ -53,7 +58,7 @@ patches:
 
 clean:
 	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/bench-c" "$$CACHE_DIR/kselftest" \
-		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs"
+		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs" "$$CACHE_DIR/build-series" "$$CACHE_DIR/check-series"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

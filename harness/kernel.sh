@@ -11,9 +11,15 @@
 # next incremental build. Upstream 7.3 builds clean this way with clang 19
 # and rustc 1.95; STRICT=0 turns it off for other trees.
 #
-# For the scripts that build other configurations (check-configs.sh):
+# For the scripts that build other trees or configurations (check-configs.sh,
+# check-series.sh):
 #   BUILD_TREE=<dir>       build that tree as it is, instead of running
 #                          tree.sh on the cached one
+#   RECONFIGURE=1          start from allnoconfig and the fragments even when
+#                          they did not change (the tree's Kconfig did)
+#   UNDEFINED_CONFIG_OK=1  an option of the fragments that no Kconfig file of
+#                          the tree defines is not an error (a commit before
+#                          the one that adds it)
 #   CONFIG_ONLY=1          resolve and check the configuration, build nothing
 
 set -euo pipefail
@@ -43,7 +49,7 @@ new=$(mktemp "$KBUILD_OUT/config.XXXXXX")
 # shellcheck disable=SC2086
 cat $FRAGMENTS >"$new"
 for item in $EXTRA_CONFIG; do echo "$item" >>"$new"; done
-if ! cmp -s "$new" "$want" || [ ! -f "$KBUILD_OUT/.config" ]; then
+if [ "${RECONFIGURE:-0}" = 1 ] || ! cmp -s "$new" "$want" || [ ! -f "$KBUILD_OUT/.config" ]; then
 	mv "$new" "$want"
 	info "configuring (allnoconfig + $(grep -c '^CONFIG_' "$want") options)"
 	kmake KCONFIG_ALLCONFIG="$want" allnoconfig >/dev/null
@@ -63,6 +69,21 @@ while IFS='=' read -r sym val; do
 		grep -qx "$sym=$val" "$KBUILD_OUT/.config" || missing+=("$sym=$val")
 	fi
 done < <(sed -e 's/#.*//' "$want" | awk -F= '{ v[$1] = $0 } END { for (s in v) print v[s] }')
+if [ ${#missing[@]} -gt 0 ] && [ "${UNDEFINED_CONFIG_OK:-0}" = 1 ]; then
+	defined=$(find "$KERNEL_TREE" -name .git -prune -o -name 'Kconfig*' -type f -print0 |
+		xargs -0 sed -n -E 's/^[[:space:]]*(menu)?config[[:space:]]+([A-Za-z0-9_]+).*/CONFIG_\2/p' | sort -u)
+	still=()
+	undefined=()
+	for m in "${missing[@]}"; do
+		if grep -qxF "${m%%=*}" <<<"$defined"; then
+			still+=("$m")
+		else
+			undefined+=("${m%%=*}")
+		fi
+	done
+	[ ${#undefined[@]} -eq 0 ] || info "not in this tree's Kconfig (yet): ${undefined[*]}"
+	missing=("${still[@]}")
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	die "Kconfig did not take: ${missing[*]} (unmet dependencies, or selected by another option; see 'make O=$KBUILD_OUT menuconfig')"
 fi

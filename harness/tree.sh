@@ -14,7 +14,9 @@
 # tree is only touched by the final checkout, which rewrites just the files
 # whose content changed: the kernel build stays incremental.
 #
-# Prints the kernel tree path on stdout.
+# Prints the kernel tree path on stdout. With SERIES_ONLY=1 it only makes
+# the commits and prints the last one's id: the kernel tree's checkout and
+# refs are left as they are (check-series.sh builds them elsewhere).
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +48,7 @@ series_entries() {
 
 # Refuse to build on top of hand edits in the kernel tree: they would be
 # lost on the next checkout, or silently built into a test run.
-if [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
+if [ "${SERIES_ONLY:-0}" != 1 ] && [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
 	git_k status --short --untracked-files=no | head -n 20 >&2
 	die "$KERNEL_TREE has local changes (above); edit the files in $TOP_DIR instead, then 'git -C $KERNEL_TREE checkout -f HEAD'"
 fi
@@ -120,6 +122,10 @@ if [ ${#unclaimed[@]} -gt 0 ]; then
 fi
 
 unset GIT_INDEX_FILE
+if [ "${SERIES_ONLY:-0}" = 1 ]; then
+	echo "$parent"
+	exit 0
+fi
 old=$(git_k rev-parse HEAD)
 if [ "$old" != "$parent" ]; then
 	git_k checkout -q --detach "$parent"

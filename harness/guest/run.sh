@@ -482,6 +482,11 @@ for suite in "$@"; do
 	esac >"$RESULTS/$name.tap" 2>&1
 	echo $? >"$RESULTS/$name.rc"
 	cat "$RESULTS/$name.tap"
+	# A suite that rebinds the 82576 (bench-rx, bench-net) leaves a new
+	# interface, which udev may have named differently.
+	if dev=$(netdev_by_pci_id 0x8086 0x10c9); then
+		NETIF=$dev
+	fi
 	tidy_nic "$RESULTS/$name.leftover"
 	[ -e "$RESULTS/$name.leftover" ] && log "$suite left: $(paste -sd';' "$RESULTS/$name.leftover")"
 done

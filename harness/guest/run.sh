@@ -21,7 +21,8 @@
 # restart, binds vs ethtool -L/-G and link flips under traffic; the debug
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
 # igb_rs vs igb), bench-rx (devmem receive: the receiver's CPU per KiB
-# for devmem, copy and MSG_TRUNC, and the peer's), bench-tx (devmem TX
+# for devmem, copy and MSG_TRUNC, and the peer's, at MTU 1500 and 9000;
+# then igb_rs against the C igb), bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #

@@ -95,30 +95,6 @@ ratio() {
 RX_CPU=0
 TX_CPU=1
 
-# Rebinds the 82576 to driver $1 and wires it again.
-rebind() {
-	local pci
-	pci=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")
-	echo "$pci" >"/sys/bus/pci/devices/$pci/driver/unbind"
-	echo "$pci" >"/sys/bus/pci/drivers/$1/bind" || return 1
-	# udev renames the new interface: wait for that before naming it.
-	udevadm settle -t 10
-	for _ in $(seq 1 100); do
-		NETIF=$(basename /sys/bus/pci/devices/"$pci"/net/* 2>/dev/null)
-		[ -e "/sys/class/net/$NETIF" ] && break
-		sleep 0.1
-	done
-	ip addr add "$LOCAL_V4/24" dev "$NETIF"
-	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
-	ip link set "$NETIF" up
-	for _ in $(seq 1 100); do
-		[ "$(cat "/sys/class/net/$NETIF/carrier" 2>/dev/null)" = 1 ] && break
-		sleep 0.1
-	done
-	ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
-	place_irqs $RX_CPU $TX_CPU
-}
-
 place_irqs $RX_CPU $TX_CPU
 # Round by round, each measurement once: the host's load drifts over a
 # run, and blocks of rounds one after the other would carry that drift
@@ -126,13 +102,13 @@ place_irqs $RX_CPU $TX_CPU
 c_bound=1
 for r in $(seq 1 "$ROUNDS"); do
 	round "igb_rs stream" sink
-	if ! rebind igb; then
+	if ! rebind igb $RX_CPU $TX_CPU; then
 		log "could not rebind the 82576 to igb"
 		c_bound=0
 		fail=1
 	fi
 	[ "$c_bound" = 1 ] && round "igb stream" sink
-	rebind igb_rs || { log "could not rebind the 82576 to igb_rs"; fail=1; break; }
+	rebind igb_rs $RX_CPU $TX_CPU || { log "could not rebind the 82576 to igb_rs"; fail=1; break; }
 done
 rust=$(median "igb_rs stream")
 c=$(median "igb stream")

@@ -1,59 +1,121 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The devmem receive benchmark, run in the guest by run.sh (suite bench-rx)
-# with the topology wired and NETIF etc. exported. devmem_rx_bench (patch
-# 0023, next to ncdevmem) receives on the 82576 through igb_rs in four
-# modes that share its socket code: devmem (the payload in a bound
-# udmabuf, tokens given back in batches), copy (recv() into the same kind
-# of udmabuf, mapped), trunc (MSG_TRUNC: no copy, the ceiling) and
-# devmem-trunc (bound, MSG_TRUNC: the device-memory path without the
-# tokens). The peer (ns-remote, virtio-net) sends with tcp_sendfile
-# (harness/guest/tcp_sendfile.c: sendfile() from a memfd, no copy from
-# user space), BENCH_RX_MB MiB a run over N flows to one port.
+# The receive benchmarks, run in the guest by run.sh (suite bench-rx) with
+# the topology wired and NETIF etc. exported, in three passes, each a run
+# of this script of its own: "bench_rx.sh PASS", or all three in turn
+# without an argument.
 #
-# Every mode runs on the same device configuration, set once for the
-# whole suite and undone at its end: header split on, the RSS table on
-# the queues below the last, a flow rule steering the port to the last
-# queue (which devmem binds), MTU BENCH_RX_MTU on both ends. The receiver
-# is pinned to CPU 0 and the sender to CPU 1, where place_irqs puts each
-# device's interrupts too. This guest refuses some of those moves: when
-# the 82576's interrupts come on CPU 1 in the correctness run, the two
-# swap. The "# " lines say which CPUs took each device's interrupts in
-# each run.
+# standard: devmem_rx_bench (patch 0023, next to ncdevmem) receives on
+# the 82576 through igb_rs in four modes that share its socket code:
+# devmem (the payload in a bound udmabuf, tokens given back in batches),
+# copy (recv() into the same kind of udmabuf, mapped), trunc (MSG_TRUNC:
+# no copy, the ceiling) and devmem-trunc (bound, MSG_TRUNC: the
+# device-memory path without the tokens). The peer (ns-remote, virtio-net)
+# sends with tcp_sendfile (harness/guest/tcp_sendfile.c: sendfile() from
+# a memfd, no copy from user space), BENCH_RX_MB MiB a run over N flows to
+# one port.
+#
+# jumbo: the same at MTU 9000 on both ends, with 16 KiB net_iovs (the
+# binding's rx-page-size 16384; the udmabuf of every mode then comes from
+# 2 MiB huge pages): a frame's payload lands in one net_iov, where copy
+# and trunc take it from several 2 KiB halves of host pages. 1 flow and
+# three modes (devmem, copy, trunc): 15 timed runs to the standard
+# pass's 40.
+#
+# drivers: igb_rs against the C igb on the same rig, sender and flows,
+# without devmem, at MTU 1500: each round runs every flow count on one
+# driver, rebinds the 82576 to the other (rebind, lib.sh) and runs them
+# there; which driver goes first alternates, so that a round starts on
+# the driver the last one ended on and a round costs one rebind. The
+# device ends on the driver it started with. The mode is trunc, not copy:
+# the copy to user space is the same code on the same bytes whichever
+# driver received them, so it adds the same to both and only pulls the
+# ratio towards 1; without it, what is measured is the driver, the stack
+# above it up to the socket, and the interrupts. The configuration is the
+# one both drivers take: header split off, no flow rule, the default RSS
+# table. After each bind an untimed run (copy, every byte checked) warms
+# the driver's rings and says where its interrupts come (below).
+#
+# Every mode of a pass runs on the same device configuration, set once
+# for the pass and undone at its end; in the standard and jumbo passes:
+# header split on, the RSS table on the queues below the last, a flow
+# rule steering the port to the last queue (which devmem binds), the
+# pass's MTU on both ends. The receiver is pinned to CPU 0 and the sender
+# to CPU 1, where place_irqs puts each device's interrupts too. This guest
+# refuses some of those moves: when the 82576's interrupts come on CPU 1
+# in the correctness run (in the drivers pass, the untimed run after a
+# bind), the two swap. The "# " lines say which CPUs took each device's
+# interrupts in each run.
 #
 # A run's CPU cost is the busy time (user, nice, system, irq, softirq
 # from /proc/stat) of each CPU from just before the sender starts to the
 # receiver's result line (printed at its last EOF, before it unbinds):
 # the receiver's CPU per KiB received is the figure, the peer's CPU says
 # whether the sender set the pace. Prints, the median of BENCH_RX_ROUNDS
-# rounds (the modes' order rotating from round to round; the ratios are
-# taken within each round, then their median), for 1 flow and then
-# "(N flows)" for each other count of BENCH_RX_FLOWS:
+# rounds (the modes' or drivers' order rotating from round to round; the
+# ratios are taken within each round, then their median), for 1 flow and
+# then "(N flows)" for each other count of BENCH_RX_FLOWS; standard:
 #
 #   devmem-rx-cpu: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
 #   devmem-rx-trunc: devmem-trunc D ns/KiB, trunc C ns/KiB, ratio devmem-trunc/trunc R
 #   devmem-rx-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%)
 #   devmem-rx: devmem X Mbit/s, copy Y Mbit/s, ratio R
 #
+# jumbo (and devmem-rx-jumbo-trunc if BENCH_RX_MODES has devmem-trunc):
+#
+#   devmem-rx-jumbo: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
+#   devmem-rx-jumbo-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%)
+#
+# drivers (rust: igb_rs, c: the C igb):
+#
+#   driver-rx-cpu: rust A ns/KiB, c B ns/KiB, ratio rust/c R
+#   driver-rx-peer: rust A ns/KiB (busy P%), c B ns/KiB (busy Q%)
+#
 # Mbit/s from the receiver's own first byte to its last EOF. Before the
-# timed rounds, an untimed correctness run: devmem and copy with -v (every
-# byte checked) with the largest flow count. Exit status 0 when every run
-# received every byte and every check passed; never on timing.
+# timed rounds of the standard and jumbo passes, an untimed correctness
+# run: devmem and copy with -v (every byte checked) with the largest flow
+# count. Exit status 0 when every run received every byte and every check
+# passed; never on timing.
+#
+# The BENCH_RX_* knobs apply to every pass they are given to; without
+# them, each pass has its own defaults (below).
 
 set -u
+if [ $# -eq 0 ]; then
+	rc=0
+	for pass in standard jumbo drivers; do
+		"$0" "$pass" || rc=1
+	done
+	exit $rc
+fi
+PASS=$1
+case "$PASS" in
+standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc' ;;
+jumbo) mtu=9000 page=16384 flows=1 modes='devmem copy trunc' ;;
+drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
+*)
+	echo "usage: $0 [standard|jumbo|drivers]" >&2
+	exit 2
+	;;
+esac
 BENCH=$KSFT/drivers/net/hw/devmem_rx_bench
 SEND=$KSFT/drivers/net/hw/tcp_sendfile
 RINGS=$(dirname "$0")/rings.py
 MB=${BENCH_RX_MB:-64}
 CHECK_MB=${BENCH_RX_CHECK_MB:-8}
 ROUNDS=${BENCH_RX_ROUNDS:-5}
-FLOWS=${BENCH_RX_FLOWS:-1 4}
-MODES=${BENCH_RX_MODES:-devmem copy trunc devmem-trunc}
-MTU=${BENCH_RX_MTU:-1500}
+FLOWS=${BENCH_RX_FLOWS:-$flows}
+# The drivers pass runs trunc alone, whatever the knob says.
+MODES=${BENCH_RX_MODES:-$modes}
+[ "$PASS" = drivers ] && MODES=$modes
+MTU=${BENCH_RX_MTU:-$mtu}
 # rx-page-size of the binding (e.g. 16384); the udmabuf then comes from
 # 2 MiB huge pages. Empty: the page size.
-PAGE=${BENCH_RX_PAGE:-}
+PAGE=${BENCH_RX_PAGE-$page}
+# The drivers pass: the Rust driver and the C one.
+RUST_DRV=igb_rs
+C_DRV=igb
 RUN_TIMEOUT=300
 PORT=5601
 RX_CPU=0
@@ -110,24 +172,45 @@ RULE=
 SPLIT_WAS=
 MTU_WAS=
 PEER_MTU_WAS=
+HUGE_WAS=
+# devmem_rx_bench's arguments naming the device and the bound queue: the
+# standard and jumbo passes only (with them it checks that header split
+# is on, which the C igb does not do).
+DEV_ARGS=()
 PEER=$(ip -n ns-remote -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }')
-setup() {
-	local nq out
+# What every pass sets: the MTU on both ends, and with PAGE, huge pages
+# for the udmabuf.
+setup_common() {
 	DUT_PCI=$(readlink -f "/sys/class/net/$NETIF/device")
 	# The virtio device's parent is its PCI function.
 	PEER_PCI=$(ip netns exec ns-remote readlink -f "/sys/class/net/$PEER/device/..")
+	MTU_WAS=$(cat "/sys/class/net/$NETIF/mtu")
+	PEER_MTU_WAS=$(ip netns exec ns-remote cat "/sys/class/net/$PEER/mtu")
+	if [ "$MTU" != "$MTU_WAS" ] || [ "$MTU" != "$PEER_MTU_WAS" ]; then
+		ip link set "$NETIF" mtu "$MTU" && ip -n ns-remote link set "$PEER" mtu "$MTU" || return 1
+	fi
+	if [ -n "$PAGE" ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -lt 64 ]; then
+		# devmem_rx_bench's udmabuf: 16000 pages, in 2 MiB huge pages.
+		HUGE_WAS=$(cat /proc/sys/vm/nr_hugepages)
+		echo 64 >/proc/sys/vm/nr_hugepages || return 1
+		[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 32 ] || {
+			log "only $(cat /proc/sys/vm/nr_hugepages) huge pages: the udmabuf needs 32"
+			return 1
+		}
+	fi
+	return 0
+}
+setup() {
+	local nq out
+	setup_common || return 1
 	nq=$(find "/sys/class/net/$NETIF/queues" -name 'rx-*' | wc -l)
 	[ "$nq" -ge 2 ] || {
 		log "$NETIF has $nq receive queue(s): the bound queue needs another for the rest"
 		return 1
 	}
 	QUEUE=$((nq - 1))
-	MTU_WAS=$(cat "/sys/class/net/$NETIF/mtu")
-	PEER_MTU_WAS=$(ip netns exec ns-remote cat "/sys/class/net/$PEER/mtu")
+	DEV_ARGS=(-f "$NETIF" -q "$QUEUE")
 	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
-	if [ "$MTU" != "$MTU_WAS" ] || [ "$MTU" != "$PEER_MTU_WAS" ]; then
-		ip link set "$NETIF" mtu "$MTU" && ip -n ns-remote link set "$PEER" mtu "$MTU" || return 1
-	fi
 	python3 "$RINGS" "$NETIF" split on || return 1
 	# As ncdevmem: RSS on the other queues, the port's flows on QUEUE.
 	ethtool -X "$NETIF" equal "$QUEUE" || return 1
@@ -138,12 +221,22 @@ setup() {
 		log "ethtool -N said: $out"
 		return 1
 	}
-	if [ -n "$PAGE" ]; then
-		echo 64 >/proc/sys/vm/nr_hugepages || return 1
-	fi
 	wait_carrier "$NETIF" && ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null || return 1
 	place_irqs $RX_CPU $TX_CPU
 	log "$NETIF: header split on, RSS on queues 0-$((QUEUE - 1)), rule $RULE: port $PORT to queue $QUEUE, MTU $MTU${PAGE:+, rx-page-size $PAGE}"
+}
+teardown_common() {
+	local rc=0
+	if [ -n "$MTU_WAS" ] && [ "$MTU_WAS" != "$(cat "/sys/class/net/$NETIF/mtu")" ]; then
+		ip link set "$NETIF" mtu "$MTU_WAS" || rc=1
+	fi
+	if [ -n "$PEER_MTU_WAS" ]; then
+		ip -n ns-remote link set "$PEER" mtu "$PEER_MTU_WAS" || rc=1
+	fi
+	if [ -n "$HUGE_WAS" ]; then
+		echo "$HUGE_WAS" >/proc/sys/vm/nr_hugepages || rc=1
+	fi
+	return $rc
 }
 teardown() {
 	local rc=0
@@ -151,15 +244,10 @@ teardown() {
 		ethtool -N "$NETIF" delete "$RULE" || rc=1
 	fi
 	ethtool -X "$NETIF" default || rc=1
-	if [ "$SPLIT_WAS" != enabled ]; then
+	if [ -n "$SPLIT_WAS" ] && [ "$SPLIT_WAS" != enabled ]; then
 		python3 "$RINGS" "$NETIF" split off || rc=1
 	fi
-	if [ -n "$MTU_WAS" ] && [ "$MTU_WAS" != "$(cat "/sys/class/net/$NETIF/mtu")" ]; then
-		ip link set "$NETIF" mtu "$MTU_WAS" || rc=1
-	fi
-	if [ -n "$PEER_MTU_WAS" ]; then
-		ip -n ns-remote link set "$PEER" mtu "$PEER_MTU_WAS" || rc=1
-	fi
+	teardown_common || rc=1
 	[ "$rc" = 0 ] || log "could not undo the device configuration"
 	return $rc
 }
@@ -182,7 +270,7 @@ run() { # mode flows bytes [args...]
 	dir=$(mktemp -d)
 	mkfifo "$dir/out"
 	timeout -k 5 "$RUN_TIMEOUT" taskset -c "$RX_CPU" "$BENCH" \
-		-s "$LOCAL_V6" -p "$PORT" -m "$mode" -n "$n" -f "$NETIF" -q "$QUEUE" \
+		-s "$LOCAL_V6" -p "$PORT" -m "$mode" -n "$n" "${DEV_ARGS[@]}" \
 		-e "$per" ${PAGE:+-z "$PAGE"} "$@" >"$dir/out" 2>"$dir/err" &
 	rxpid=$!
 	exec {rxfd}<"$dir/out"
@@ -266,9 +354,10 @@ median() { # key [format]
 		}'
 }
 
-# One timed run of mode $1 with $2 flows in round $3; records its values.
-timed() { # mode flows round
-	local mode=$1 n=$2 bytes wall per own tx_per mbps rxb txb sender
+# One timed run of mode $1 with $2 flows in round $3; records its values
+# under $4 (the mode by default; the drivers pass names the driver).
+timed() { # mode flows round [label]
+	local mode=$1 n=$2 what=${4:-$1} bytes wall per own tx_per mbps rxb txb sender
 	if ! run "$mode" "$n" $((MB * 1024 * 1024)); then
 		fail=1
 		return
@@ -282,41 +371,14 @@ timed() { # mode flows round
 	rxb=$((RX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
 	txb=$((TX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
 	read -r _ _ _ _ _ sender <<<"$SENT"
-	log "round $3, $n flow(s), $mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
-	add "$n $mode cpu" "$per"
-	add "$n $mode peer" "$tx_per"
-	add "$n $mode busy" "$txb"
-	add "$n $mode mbps" "$mbps"
-	ROUND["$mode cpu"]=$per
-	ROUND["$mode mbps"]=$mbps
+	log "round $3, $n flow(s), ${4:+$4, }$mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
+	add "$n $what cpu" "$per"
+	add "$n $what peer" "$tx_per"
+	add "$n $what busy" "$txb"
+	add "$n $what mbps" "$mbps"
+	ROUND["$n $what cpu"]=$per
+	ROUND["$n $what mbps"]=$mbps
 }
-
-# This script's own processes (the sender's launch, the readings between
-# runs) on the peer's CPU, not the receiver's.
-taskset -p -c "$TX_CPU" $$ >/dev/null
-if ! setup; then
-	log "could not configure $NETIF for the benchmark"
-	teardown
-	exit 1
-fi
-
-# The correctness run, untimed: every byte checked where it landed.
-max=0
-for n in $FLOWS; do
-	[ "$n" -gt "$max" ] && max=$n
-done
-for mode in devmem copy; do
-	case " $MODES " in
-	*" $mode "*) ;;
-	*) continue ;;
-	esac
-	if run "$mode" "$max" $((CHECK_MB * 1024 * 1024)) -v; then
-		log "correctness: $mode, $max flow(s), $CHECK_MB MiB, every byte checked: ok (frags ${RES[frags]}, ranges ${RES[ranges]}, dontneed ${RES[dontneed]})"
-	else
-		log "correctness: $mode, $max flow(s): FAILED"
-		fail=1
-	fi
-done
 
 # Where the 82576's interrupts came in the last run: when place_irqs could
 # not move them (this QEMU guest refuses some affinity writes) and they
@@ -332,46 +394,203 @@ pick_cpus() {
 	RX_CPU=$cpu
 	taskset -p -c "$TX_CPU" $$ >/dev/null
 }
-pick_cpus
-
-# Round by round, every mode once for each flow count, the modes' order
-# rotating: the host's load drifts, and a fixed order would give one mode
-# the same place in it every round.
-read -ra modes <<<"$MODES"
-declare -A ROUND=()
-for r in $(seq 1 "$ROUNDS"); do
-	for n in $FLOWS; do
-		ROUND=()
-		for i in $(seq 0 $((${#modes[@]} - 1))); do
-			timed "${modes[$(((i + r - 1) % ${#modes[@]}))]}" "$n" "$r"
-		done
-		add "$n copy/devmem" "$(div "${ROUND[copy cpu]:-}" "${ROUND[devmem cpu]:-}")"
-		add "$n devmem/trunc" "$(div "${ROUND[devmem cpu]:-}" "${ROUND[trunc cpu]:-}")"
-		add "$n devmem-trunc/trunc" "$(div "${ROUND[devmem-trunc cpu]:-}" "${ROUND[trunc cpu]:-}")"
-		add "$n devmem/copy mbps" "$(div "${ROUND[devmem mbps]:-}" "${ROUND[copy mbps]:-}")"
-	done
-done
-
-teardown || fail=1
 
 # The median of flow count n's values of what, and of a ratio.
 med() { median "$n $1"; }
 rat() { median "$n $1" %.2f; }
-for n in $FLOWS; do
-	sfx=
-	[ "$n" = 1 ] || sfx=" ($n flows)"
-	echo "devmem-rx-cpu: devmem $(med "devmem cpu") ns/KiB, copy $(med "copy cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio copy/devmem $(rat copy/devmem), devmem/trunc $(rat devmem/trunc)$sfx"
-	case " $MODES " in
-	*" devmem-trunc "*)
-		echo "devmem-rx-trunc: devmem-trunc $(med "devmem-trunc cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio devmem-trunc/trunc $(rat devmem-trunc/trunc)$sfx"
-		;;
-	esac
-	echo "devmem-rx-peer: devmem $(med "devmem peer") ns/KiB (busy $(med "devmem busy")%), copy $(med "copy peer") ns/KiB (busy $(med "copy busy")%), trunc $(med "trunc peer") ns/KiB (busy $(med "trunc busy")%)$sfx"
-	echo "devmem-rx: devmem $(med "devmem mbps") Mbit/s, copy $(med "copy mbps") Mbit/s, ratio $(rat "devmem/copy mbps")$sfx"
-	for mode in $MODES; do
-		busy=$(med "$mode busy")
-		[ "$busy" != n/a ] && [ "$busy" -ge 90 ] &&
-			log "$n flow(s), $mode: the peer's CPU was busy $busy% of the time: the sender may have set the pace"
+
+# The standard and jumbo passes: every mode on one device configuration.
+modes_pass() {
+	local max=0 n mode r i cpu_line peer_line trunc_line rate_line sfx busy
+	local -a modes
+	if ! setup; then
+		log "could not configure $NETIF for the benchmark"
+		teardown
+		return 1
+	fi
+	# The correctness run, untimed: every byte checked where it landed.
+	for n in $FLOWS; do
+		[ "$n" -gt "$max" ] && max=$n
 	done
-done
+	for mode in devmem copy; do
+		case " $MODES " in
+		*" $mode "*) ;;
+		*) continue ;;
+		esac
+		if run "$mode" "$max" $((CHECK_MB * 1024 * 1024)) -v; then
+			log "correctness: $mode, $max flow(s), $CHECK_MB MiB, every byte checked: ok (frags ${RES[frags]}, ranges ${RES[ranges]}, dontneed ${RES[dontneed]})"
+		else
+			log "correctness: $mode, $max flow(s): FAILED"
+			fail=1
+		fi
+	done
+	pick_cpus
+
+	# Round by round, every mode once for each flow count, the modes'
+	# order rotating: the host's load drifts, and a fixed order would give
+	# one mode the same place in it every round.
+	read -ra modes <<<"$MODES"
+	for r in $(seq 1 "$ROUNDS"); do
+		for n in $FLOWS; do
+			ROUND=()
+			for i in $(seq 0 $((${#modes[@]} - 1))); do
+				timed "${modes[$(((i + r - 1) % ${#modes[@]}))]}" "$n" "$r"
+			done
+			add "$n copy/devmem" "$(div "${ROUND[$n copy cpu]:-}" "${ROUND[$n devmem cpu]:-}")"
+			add "$n devmem/trunc" "$(div "${ROUND[$n devmem cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
+			add "$n devmem-trunc/trunc" "$(div "${ROUND[$n devmem-trunc cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
+			add "$n devmem/copy mbps" "$(div "${ROUND[$n devmem mbps]:-}" "${ROUND[$n copy mbps]:-}")"
+		done
+	done
+
+	teardown || fail=1
+
+	if [ "$PASS" = jumbo ]; then
+		cpu_line=devmem-rx-jumbo trunc_line=devmem-rx-jumbo-trunc
+		peer_line=devmem-rx-jumbo-peer rate_line=
+	else
+		cpu_line=devmem-rx-cpu trunc_line=devmem-rx-trunc
+		peer_line=devmem-rx-peer rate_line=devmem-rx
+	fi
+	for n in $FLOWS; do
+		sfx=
+		[ "$n" = 1 ] || sfx=" ($n flows)"
+		echo "$cpu_line: devmem $(med "devmem cpu") ns/KiB, copy $(med "copy cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio copy/devmem $(rat copy/devmem), devmem/trunc $(rat devmem/trunc)$sfx"
+		case " $MODES " in
+		*" devmem-trunc "*)
+			echo "$trunc_line: devmem-trunc $(med "devmem-trunc cpu") ns/KiB, trunc $(med "trunc cpu") ns/KiB, ratio devmem-trunc/trunc $(rat devmem-trunc/trunc)$sfx"
+			;;
+		esac
+		echo "$peer_line: devmem $(med "devmem peer") ns/KiB (busy $(med "devmem busy")%), copy $(med "copy peer") ns/KiB (busy $(med "copy busy")%), trunc $(med "trunc peer") ns/KiB (busy $(med "trunc busy")%)$sfx"
+		if [ -n "$rate_line" ]; then
+			echo "$rate_line: devmem $(med "devmem mbps") Mbit/s, copy $(med "copy mbps") Mbit/s, ratio $(rat "devmem/copy mbps")$sfx"
+		fi
+		for mode in $MODES; do
+			busy=$(med "$mode busy")
+			[ "$busy" != n/a ] && [ "$busy" -ge 90 ] &&
+				log "$n flow(s), $mode: the peer's CPU was busy $busy% of the time: the sender may have set the pace"
+		done
+	done
+}
+
+# The driver the 82576 is bound to.
+driver_now() {
+	basename "$(readlink -f "$DUT_PCI/driver" 2>/dev/null)" 2>/dev/null
+}
+
+# Binds the 82576 to driver $1 unless it has it already, and sets the
+# pass's MTU on it (a new interface starts at 1500).
+bind_driver() { # driver
+	[ "$(driver_now)" = "$1" ] && return 0
+	rebind "$1" "$RX_CPU" "$TX_CPU" || return 1
+	if [ "$MTU" != "$(cat "/sys/class/net/$NETIF/mtu")" ]; then
+		ip link set "$NETIF" mtu "$MTU" && wait_carrier "$NETIF" || return 1
+	fi
+}
+
+# After a bind: an untimed run through the driver, copy with every byte
+# checked, which warms its rings and says where its interrupts come.
+check_driver() { # driver
+	local max=0 n
+	for n in $FLOWS; do
+		[ "$n" -gt "$max" ] && max=$n
+	done
+	if run copy "$max" $((CHECK_MB * 1024 * 1024)) -v; then
+		log "correctness: $1, copy, $max flow(s), $CHECK_MB MiB, every byte checked: ok"
+	else
+		log "correctness: $1, copy, $max flow(s): FAILED"
+		fail=1
+	fi
+	pick_cpus
+}
+
+# The drivers pass: igb_rs and the C igb, the device rebound between them.
+drivers_pass() {
+	local start drv r i n sfx mode busy
+	local -a drivers=("$RUST_DRV" "$C_DRV")
+	for drv in "${drivers[@]}"; do
+		[ -d "/sys/bus/pci/drivers/$drv" ] || modprobe "$drv" 2>/dev/null
+		[ -d "/sys/bus/pci/drivers/$drv" ] || {
+			log "no $drv driver in this kernel"
+			return 1
+		}
+	done
+	mode=$MODES
+	if ! setup_common; then
+		log "could not configure $NETIF for the benchmark"
+		teardown_common
+		return 1
+	fi
+	start=$(driver_now)
+	# rebind's device, whatever the interface is called by then.
+	NIC_PCI=$(basename "$DUT_PCI")
+	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
+	if [ "$SPLIT_WAS" = enabled ]; then
+		# The C igb has no header split: neither driver splits here.
+		python3 "$RINGS" "$NETIF" split off || {
+			log "could not turn header split off on $NETIF"
+			teardown_common
+			return 1
+		}
+	fi
+	wait_carrier "$NETIF" && ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null || fail=1
+	place_irqs $RX_CPU $TX_CPU
+	log "$NETIF on $start: header split off, the default RSS table, MTU $MTU; mode $mode"
+	check_driver "$start"
+
+	# Round r runs the drivers in the order rotated by r - 1: with two,
+	# round r + 1 starts on the driver round r ended on.
+	for r in $(seq 1 "$ROUNDS"); do
+		ROUND=()
+		for i in 0 1; do
+			drv=${drivers[$(((i + r - 1) % 2))]}
+			if [ "$(driver_now)" != "$drv" ]; then
+				if ! bind_driver "$drv"; then
+					log "could not bind the 82576 to $drv"
+					fail=1
+					continue
+				fi
+				check_driver "$drv"
+			fi
+			for n in $FLOWS; do
+				timed "$mode" "$n" "$r" "$drv"
+			done
+		done
+		for n in $FLOWS; do
+			add "$n rust/c" "$(div "${ROUND[$n $RUST_DRV cpu]:-}" "${ROUND[$n $C_DRV cpu]:-}")"
+		done
+	done
+
+	# Back on the driver the pass started with, as it was.
+	if ! bind_driver "${start:-$RUST_DRV}"; then
+		log "could not bind the 82576 back to ${start:-$RUST_DRV}"
+		fail=1
+	fi
+	if [ "$SPLIT_WAS" = enabled ]; then
+		python3 "$RINGS" "$NETIF" split on || fail=1
+	fi
+	teardown_common || fail=1
+
+	for n in $FLOWS; do
+		sfx=
+		[ "$n" = 1 ] || sfx=" ($n flows)"
+		echo "driver-rx-cpu: rust $(med "$RUST_DRV cpu") ns/KiB, c $(med "$C_DRV cpu") ns/KiB, ratio rust/c $(rat rust/c)$sfx"
+		echo "driver-rx-peer: rust $(med "$RUST_DRV peer") ns/KiB (busy $(med "$RUST_DRV busy")%), c $(med "$C_DRV peer") ns/KiB (busy $(med "$C_DRV busy")%)$sfx"
+		for drv in "${drivers[@]}"; do
+			busy=$(med "$drv busy")
+			[ "$busy" != n/a ] && [ "$busy" -ge 90 ] &&
+				log "$n flow(s), $drv: the peer's CPU was busy $busy% of the time: the sender may have set the pace"
+		done
+	done
+}
+
+# This script's own processes (the sender's launch, the readings between
+# runs) on the peer's CPU, not the receiver's.
+taskset -p -c "$TX_CPU" $$ >/dev/null
+declare -A ROUND=()
+if [ "$PASS" = drivers ]; then
+	drivers_pass || fail=1
+else
+	modes_pass || fail=1
+fi
 exit $fail

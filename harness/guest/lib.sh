@@ -67,3 +67,32 @@ place_irqs() { # dut-cpu peer-cpu
 		irqs_to "$peer" "$2"
 	done
 }
+
+# Rebinds the 82576 (NETIF; its PCI function, NIC_PCI, is found from NETIF
+# the first time) to driver $1 and wires it again as run.sh did:
+# addresses, link up, carrier, then its interrupts on CPU $2 and the
+# peer's on CPU $3 (place_irqs). Sets NETIF to the new interface's name,
+# which udev may change. Fails when the driver does not take the device;
+# the device then has no driver, and a rebind to another still works.
+rebind() { # driver dut-cpu peer-cpu
+	local dev
+	: "${NIC_PCI:=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")}"
+	dev=/sys/bus/pci/devices/$NIC_PCI
+	if [ -e "$dev/driver" ]; then
+		echo "$NIC_PCI" >"$dev/driver/unbind"
+	fi
+	echo "$NIC_PCI" >"/sys/bus/pci/drivers/$1/bind" || return 1
+	# udev renames the new interface: wait for that before naming it.
+	udevadm settle -t 10
+	for _ in $(seq 1 100); do
+		NETIF=$(basename "$dev"/net/* 2>/dev/null)
+		[ -e "/sys/class/net/$NETIF" ] && break
+		sleep 0.1
+	done
+	ip addr add "$LOCAL_V4/24" dev "$NETIF"
+	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
+	ip link set "$NETIF" up
+	wait_carrier "$NETIF"
+	ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
+	place_irqs "$2" "$3"
+}

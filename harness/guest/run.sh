@@ -21,7 +21,8 @@
 # restart, binds vs ethtool -L/-G and link flips under traffic; the debug
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
 # igb_rs vs igb), bench-rx (devmem receive: the receiver's CPU per KiB
-# for devmem, copy and MSG_TRUNC, and the peer's), bench-tx (devmem TX
+# for devmem, copy and MSG_TRUNC, and the peer's, at MTU 1500 and 9000;
+# then igb_rs against the C igb), bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
@@ -482,6 +483,11 @@ for suite in "$@"; do
 	esac >"$RESULTS/$name.tap" 2>&1
 	echo $? >"$RESULTS/$name.rc"
 	cat "$RESULTS/$name.tap"
+	# A suite that rebinds the 82576 (bench-rx, bench-net) leaves a new
+	# interface, which udev may have named differently.
+	if dev=$(netdev_by_pci_id 0x8086 0x10c9); then
+		NETIF=$dev
+	fi
 	tidy_nic "$RESULTS/$name.leftover"
 	[ -e "$RESULTS/$name.leftover" ] && log "$suite left: $(paste -sd';' "$RESULTS/$name.leftover")"
 done

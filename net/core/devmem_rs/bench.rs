@@ -22,9 +22,17 @@
 //! timed rounds; two passes run a block of rounds of each, and each
 //! provider's fastest round counts.
 //!
-//! Prints `devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>`. It
-//! checks that every `net_iov` comes back, never how fast: timing is for
-//! reading, not for passing.
+//! The same rounds run a third time on a page pool without a provider: its
+//! buffers are system pages, which it takes from the page allocator in
+//! bulk and frees back to it once its cache and ring are full. The pool
+//! maps nothing, as the providers' pools map nothing per buffer (a binding
+//! is mapped once, when it is made), so only where the buffers come from
+//! differs. That is the floor: what the page pool costs per buffer when no
+//! provider is involved.
+//!
+//! Prints `devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>,
+//! system-page floor <ns> ns/page`. It checks that every `net_iov` comes
+//! back, never how fast: timing is for reading, not for passing.
 
 use super::{
     binding::Binding,
@@ -46,7 +54,10 @@ use kernel::{
             AllocCache,
             MemoryProvider,
             PagePool,
+            Params,
+            Pool,
             PoolInit,
+            PoolNetmem,
             ProviderOps, //
         },
     },
@@ -55,6 +66,10 @@ use kernel::{
         PAGE_SIZE, //
     },
     prelude::*,
+    time::{
+        Instant,
+        Monotonic, //
+    },
     warn_on,
 };
 
@@ -203,8 +218,7 @@ static C_PATH_OPS: ProviderOps<GenPoolPath> = ProviderOps::new();
 fn round(rig: &mut Rig, dev: &Device<Bound>) -> Result<(u32, i64)> {
     // CAST: u32 to usize is lossless on Linux.
     let mut got = KVVec::with_capacity(NIOVS as usize, GFP_KERNEL)?;
-    // SAFETY: no requirements.
-    let t0 = unsafe { bindings::ktime_get() };
+    let t0 = Instant::<Monotonic>::now();
     rig.new_pool(dev, 0)?;
     loop {
         let m = rig.alloc();
@@ -218,10 +232,31 @@ fn round(rig: &mut Rig, dev: &Device<Bound>) -> Result<(u32, i64)> {
         rig.put(m);
     }
     rig.drop_pool();
-    // SAFETY: no requirements.
-    let t1 = unsafe { bindings::ktime_get() };
+    let ns = t0.elapsed().as_nanos();
     // CAST: at most `NIOVS`.
-    Ok((got.len() as u32, t1 - t0))
+    Ok((got.len() as u32, ns))
+}
+
+/// A round of [`round`]'s shape on a pool of system pages, without a
+/// provider or a netdev: a new pool (of the rigs' size), `NIOVS` pages out,
+/// all back (`page_pool_put_full_netmem`, as [`Rig::put`]), the pool
+/// destroyed. Unmapped, as the faux device has no DMA mask, and as the
+/// providers' pools map nothing per buffer. Returns the nanoseconds.
+fn system_round(dev: &Device<Bound>) -> Result<i64> {
+    // CAST: u32 to usize is lossless on Linux.
+    let mut got = KVVec::<PoolNetmem>::with_capacity(NIOVS as usize, GFP_KERNEL)?;
+    let t0 = Instant::<Monotonic>::now();
+    let mut pool = Pool::new(&Params::new(dev, 0, 256).unmapped())?;
+    for _ in 0..NIOVS {
+        // The page allocator ran dry: no figure to give.
+        let page = pool.alloc().ok_or(ENOMEM)?;
+        // Cannot fail: the capacity covers every page.
+        got.push_within_capacity(page).map_err(|_| ENOMEM)?;
+    }
+    // Each drop gives its page back to the pool.
+    got.clear();
+    drop(pool);
+    Ok(t0.elapsed().as_nanos())
 }
 
 /// A rig for `ops` over `mp`, without a pool yet: its netdev is made once,
@@ -261,7 +296,8 @@ mod tests {
             // less, and blocks keep each path's code and data warm.
             timed(&mut rust_rig, dev)?;
             timed(&mut c_rig, dev)?;
-            let (mut rust, mut c) = (i64::MAX, i64::MAX);
+            system_round(dev)?;
+            let (mut rust, mut c, mut sys) = (i64::MAX, i64::MAX, i64::MAX);
             for _ in 0..2 {
                 for _ in 0..ROUNDS {
                     rust = rust.min(timed(&mut rust_rig, dev)?);
@@ -269,12 +305,17 @@ mod tests {
                 for _ in 0..ROUNDS {
                     c = c.min(timed(&mut c_rig, dev)?);
                 }
+                for _ in 0..ROUNDS {
+                    sys = sys.min(system_round(dev)?);
+                }
             }
-            let (rust, c) = (rust / i64::from(NIOVS), c / i64::from(NIOVS));
+            let n = i64::from(NIOVS);
+            let (rust, c, sys) = (rust / n, c / n, sys / n);
             // Ratio to two decimals, in integers: no floats in the kernel.
             let r100 = if c > 0 { rust * 100 / c } else { 0 };
             pr_info!(
-                "devmem-alloc: rust {rust} ns/niov, c {c} ns/niov, ratio {}.{:02}\n",
+                "devmem-alloc: rust {rust} ns/niov, c {c} ns/niov, ratio {}.{:02}, \
+                 system-page floor {sys} ns/page\n",
                 r100 / 100,
                 r100 % 100
             );

@@ -460,7 +460,7 @@ fn buf_len(order: u32) -> Option<u32> {
 
 /// How a [`Pool`] is made (`struct page_pool_params`). Pools made here map
 /// their buffers for DMA from the device and sync them for it when they
-/// come back.
+/// come back, unless made [`Params::unmapped`].
 pub struct Params<'a> {
     raw: bindings::page_pool_params,
     _refs: PhantomData<(&'a Device<Bound>, &'a NetDevice)>,
@@ -529,6 +529,25 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// Neither maps the pool's buffers for DMA nor syncs them: a pool of
+    /// memory only the CPU touches (a software device's, or a benchmark of
+    /// the pool itself). Its buffers have no DMA address
+    /// ([`PoolNetmem::dma_addr`] gives 0) and nothing to sync
+    /// ([`PoolNetmem::sync_for_cpu`] does nothing). A memory provider
+    /// refuses such a pool: [`Pool::new`] fails with `EOPNOTSUPP` on a
+    /// queue that has one.
+    pub fn unmapped(mut self) -> Self {
+        self.slow().flags &= !(PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV);
+        self
+    }
+
+    /// Whether the pool maps its buffers for DMA.
+    fn maps(&self) -> bool {
+        // SAFETY: as in `fast`, read only.
+        let slow = unsafe { &self.raw.__bindgen_anon_2.slow };
+        slow.flags & PP_FLAG_DMA_MAP != 0
+    }
+
     /// Serves receive queue `idx` of `netdev`: the pool is listed on the
     /// device, and takes its buffers from the queue's memory provider if
     /// it has one (`PP_FLAG_ALLOW_UNREADABLE_NETMEM`). Buffers from a
@@ -562,9 +581,11 @@ impl<'a> Params<'a> {
 ///
 /// # Invariants
 ///
-/// `ptr` is a pool this object created and destroys.
+/// `ptr` is a pool this object created and destroys; `mapped` says whether
+/// it maps its buffers for DMA (`PP_FLAG_DMA_MAP`).
 pub struct Pool {
     ptr: NonNull<bindings::page_pool>,
+    mapped: bool,
 }
 
 // SAFETY: the pool may be destroyed from any thread. Allocation needs
@@ -581,8 +602,9 @@ impl Pool {
         // the instance lock.
         let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&params.raw) })?;
         Ok(Self {
-            // INVARIANT: created here.
+            // INVARIANT: created here, with the flags of `params`.
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            mapped: params.maps(),
         })
     }
 
@@ -645,6 +667,7 @@ impl Pool {
             offset: 0,
             size,
             pool: self.ptr,
+            mapped: self.mapped,
         })
     }
 
@@ -667,6 +690,7 @@ impl Pool {
             offset,
             size,
             pool: self.ptr,
+            mapped: self.mapped,
         })
     }
 }
@@ -698,12 +722,14 @@ impl Drop for Pool {
 /// `netmem` came from `pool`, with one reference that this object holds;
 /// the buffer is the `size` bytes `offset` bytes into it, and nothing else
 /// uses them while the reference is out. The pool's memory stays allocated
-/// while the reference is out.
+/// while the reference is out. `mapped` says whether the pool maps its
+/// buffers for DMA.
 pub struct PoolNetmem {
     netmem: NetmemRef,
     offset: u32,
     size: u32,
     pool: NonNull<bindings::page_pool>,
+    mapped: bool,
 }
 
 // SAFETY: a reference may be given back from any thread.
@@ -736,8 +762,14 @@ impl PoolNetmem {
         !self.netmem.is_net_iov()
     }
 
-    /// The device's address of the buffer.
+    /// The device's address of the buffer; 0 for a buffer of a pool that
+    /// does not map ([`Params::unmapped`]), which no device may be given.
     pub fn dma_addr(&self) -> DmaAddress {
+        if !self.mapped {
+            // The page pool stores no address for it: what the field holds
+            // is left over from the page's last use.
+            return 0;
+        }
         // SAFETY: the pool mapped the memory (`PP_FLAG_DMA_MAP`); the
         // reference keeps the mapping.
         let base = unsafe { bindings::page_pool_get_dma_addr_netmem(self.netmem.as_raw()) };
@@ -745,13 +777,19 @@ impl PoolNetmem {
     }
 
     /// Makes the `len` bytes the device wrote `off` bytes into the buffer
-    /// visible to the CPU, unless the pool does not sync (provider memory).
-    /// A range past the buffer's end is cut at it.
+    /// visible to the CPU, unless the pool does not sync (provider memory)
+    /// or does not map. A range past the buffer's end is cut at it.
     pub fn sync_for_cpu(&self, off: u32, len: u32) {
+        if !self.mapped {
+            // The page pool would sync at whatever address the page holds
+            // (it turns syncing for the CPU on for every pool).
+            return;
+        }
         let off = off.min(self.size);
         let len = len.min(self.size - off);
-        // SAFETY: the pool is alive while the reference is out; the range
-        // is inside the buffer, so inside the pool's mapping of it.
+        // SAFETY: the pool is alive while the reference is out, and maps
+        // its buffers (checked above); the range is inside the buffer, so
+        // inside the pool's mapping of it.
         unsafe {
             bindings::page_pool_dma_sync_netmem_for_cpu(
                 self.pool.as_ptr(),
@@ -978,6 +1016,26 @@ mod tests {
         assert!(!refused(2, 4 * PAGE));
         assert!(refused(0, PAGE + 1) && refused(2, 4 * PAGE + 1));
         assert!(refused(0, 0) && refused(0, u32::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn unmapped_pools_give_pages_without_addresses() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        // A faux device has no DMA mask: a pool that maps could not use it.
+        let mut pool = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        let buf = pool.alloc().ok_or(ENOMEM)?;
+        assert!(buf.is_readable());
+        assert_eq!(buf.size(), PAGE);
+        assert_eq!(buf.dma_addr(), 0);
+        // Nothing to sync, and nothing to sync with.
+        buf.sync_for_cpu(0, PAGE);
+        // SAFETY: no device has the page.
+        let bytes = unsafe { buf.bytes(0, PAGE) };
+        assert_eq!(bytes.map(<[u8]>::len), Some(PAGE_SIZE));
+        drop(buf);
         Ok(())
     }
 

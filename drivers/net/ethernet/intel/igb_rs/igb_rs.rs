@@ -165,8 +165,6 @@ pub(crate) struct QueuePair {
     rx_dropped: Atomic<u64>,
     /// Times refilling the ring found a page pool empty.
     rx_alloc_fail: Atomic<u64>,
-    /// Frames the device dropped for lack of descriptors (RQDPC).
-    rx_overruns: Atomic<u64>,
     tx_packets: Atomic<u64>,
     tx_bytes: Atomic<u64>,
     tx_dropped: Atomic<u64>,
@@ -197,7 +195,6 @@ impl QueuePair {
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
             rx_alloc_fail: Atomic::new(0),
-            rx_overruns: Atomic::new(0),
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
@@ -220,9 +217,9 @@ impl QueuePair {
         1 << self.vector()
     }
 
-    /// The pair's receive counters.
-    fn rx_stats(&self) -> RxQueueStats {
-        let overruns = self.rx_overruns.load(Relaxed);
+    /// The pair's receive counters, with the frames its queue dropped for
+    /// lack of descriptors (`overruns`, the device's count).
+    fn rx_stats(&self, overruns: u64) -> RxQueueStats {
         RxQueueStats {
             packets: Some(self.rx_packets.load(Relaxed)),
             bytes: Some(self.rx_bytes.load(Relaxed)),
@@ -496,8 +493,8 @@ pub(crate) struct Nic {
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
     pause_tx: Atomic<u64>,
-    /// Frames missed for a full packet buffer (MPC), as the pause frames.
-    missed: Atomic<u64>,
+    /// The device's drop counters (MPC, RNBC, RQDPC), as the pause frames.
+    drops: hw::Drops<QUEUES>,
     /// The longest frame received, from the MTU (RLPML).
     max_frame: Atomic<u32>,
     /// The shortest interval between a queue vector's interrupts, µs
@@ -548,7 +545,7 @@ impl Nic {
             filters_lost: Atomic::new(false),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
-            missed: Atomic::new(0),
+            drops: hw::Drops::new(),
             max_frame: Atomic::new(max_frame(1500)),
             itr_usecs: Atomic::new(hw::ITR_DEFAULT_USECS),
             watchdog <- DeviceWork::new(
@@ -595,20 +592,10 @@ impl Nic {
     }
 
     /// Adds what the device's drop counters counted since they were last
-    /// read (they clear when read) to the totals: MPC, and RQDPC of every
-    /// queue, as a queue counts while it is out of use too. A device that
-    /// is gone reads all ones, and adds nothing.
+    /// read (they clear when read) to the totals: MPC, RNBC, and RQDPC of
+    /// every pair's queue, as a queue counts while it is out of use too.
     fn read_drops(&self) {
-        let add = |total: &Atomic<u64>, reg: usize| {
-            let n = self.rd(reg);
-            if n != !0 {
-                total.fetch_add(u64::from(n), Relaxed);
-            }
-        };
-        add(&self.missed, MPC);
-        for q in &self.queues {
-            add(&q.rx_overruns, rxq(q.idx) + Q_DPC);
-        }
+        self.drops.update(self);
     }
 
     /// What flow control is asked for: `ethtool -A`'s, else the NVM's
@@ -1259,12 +1246,11 @@ impl Operations for Nic {
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
         let nic = dev.data();
         nic.read_drops();
-        stats.rx_missed_errors = nic.missed.load(Relaxed);
+        nic.drops.fill(stats);
         for q in &nic.queues {
             stats.rx_packets += q.rx_packets.load(Relaxed);
             stats.rx_bytes += q.rx_bytes.load(Relaxed);
             stats.rx_dropped += q.rx_dropped.load(Relaxed);
-            stats.rx_fifo_errors += q.rx_overruns.load(Relaxed);
             stats.tx_packets += q.tx_packets.load(Relaxed);
             stats.tx_bytes += q.tx_bytes.load(Relaxed);
             stats.tx_dropped += q.tx_dropped.load(Relaxed);
@@ -1545,6 +1531,18 @@ impl ethtool::Ops for Nic {
         }
     }
 
+    const STATS: &'static [&'static CStr] = &[c"rx_no_buffer_count"];
+
+    fn stats(dev: &Device<Self>, values: &mut [u64]) {
+        let nic = dev.data();
+        nic.read_drops();
+        // As in C: the frames that found their queue without descriptors
+        // (RNBC).
+        if let Some(v) = values.first_mut() {
+            *v = nic.drops.no_buffer();
+        }
+    }
+
     fn channels(dev: &Device<Self>) -> ethtool::Channels {
         ethtool::Channels {
             // CAST: 4.
@@ -1711,8 +1709,10 @@ impl QueueStats for Nic {
     fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
         let nic = dev.data();
         nic.read_drops();
-        nic.queue(idx)
-            .map_or_else(|_| RxQueueStats::default(), QueuePair::rx_stats)
+        nic.queue(idx).map_or_else(
+            |_| RxQueueStats::default(),
+            |q| q.rx_stats(nic.drops.queue(q.idx)),
+        )
     }
 
     fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats {
@@ -1746,7 +1746,7 @@ impl QueueStats for Nic {
             ..Default::default()
         };
         for q in nic.queues.get(nic.active().len()..).unwrap_or(&[]) {
-            rx.add(&q.rx_stats());
+            rx.add(&q.rx_stats(nic.drops.queue(q.idx)));
             tx.add(&q.tx_stats());
         }
         (rx, tx)

@@ -7,8 +7,9 @@
 //! DMA requests never linger. This model takes time for each (model time:
 //! every register access costs 1 µs, [`Regs::sleep_us`] adds its argument),
 //! or never finishes, on request; it keeps the NVM and a PHY register file
-//! behind EERD and MDIC, records every access, and records a [`Rule`]
-//! broken by the access sequence the driver's procedures (`hw.rs`) make.
+//! behind EERD and MDIC, statistics registers that clear when read and stop
+//! at all ones, records every access, and records a [`Rule`] broken by the
+//! access sequence the driver's procedures (`hw.rs`) make.
 //!
 //! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 
@@ -303,6 +304,15 @@ struct State {
     /// Times a link that was up went down (autonegotiation restarted, or
     /// the PHY reset).
     link_drops: u32,
+    /// The device is gone from the bus: every read returns all ones.
+    gone: bool,
+}
+
+/// Whether `reg` is a statistics counter: the statistics block (MPC,
+/// RNBC, the pause frame counters, ...), and each receive queue's RQDPC.
+/// The device clears one when it is read, and stops it at all ones.
+fn is_counter(reg: usize) -> bool {
+    (0x4000..0x4100).contains(&reg) || matches!(queue_reg(reg), Some((true, _, Q_DPC)))
 }
 
 /// Register index of `reg`.
@@ -476,6 +486,14 @@ impl State {
 
     fn read(&mut self, reg: usize) -> u32 {
         let now = self.now;
+        if self.gone {
+            return !0;
+        }
+        if is_counter(reg) {
+            let v = self.get(reg);
+            self.set(reg, 0);
+            return v;
+        }
         match reg {
             STATUS => {
                 let ctrl = self.get(CTRL);
@@ -697,6 +715,7 @@ impl Model {
             swesmbi: false,
             link_at: link.then_some(0),
             link_drops: 0,
+            gone: false,
         };
         s.set(GCR, gcr);
         s.set(MANC, manc);
@@ -822,6 +841,20 @@ impl Model {
         self.0.borrow().phy.get(reg).copied().unwrap_or(0)
     }
 
+    /// The device counts `n` events in statistics register `reg`, which
+    /// stops at all ones.
+    pub(crate) fn count(&self, reg: usize, n: u32) {
+        let mut s = self.0.borrow_mut();
+        let v = s.get(reg).saturating_add(n);
+        s.set(reg, v);
+    }
+
+    /// The device is gone from the bus (surprise removal): from now on
+    /// every register reads all ones.
+    pub(crate) fn unplug(&self) {
+        self.0.borrow_mut().gone = true;
+    }
+
     /// Times a link that was up went down.
     pub(crate) fn link_drops(&self) -> u32 {
         self.0.borrow().link_drops
@@ -879,10 +912,13 @@ mod tests {
         IpAddr,
         Ipv4Addr, //
     };
-    use kernel::net::ethtool::{
-        FlowRule,
-        FlowType,
-        RuleLocation, //
+    use kernel::net::{
+        driver::Stats64,
+        ethtool::{
+            FlowRule,
+            FlowType,
+            RuleLocation, //
+        },
     };
 
     /// A ring somewhere, of 256 descriptors.
@@ -1930,6 +1966,102 @@ mod tests {
         assert_eq!(m.route(&flow([10, 0, 0, 1], 5000, 80)), to_queue(1));
         assert!((1..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
         assert!(m.clean());
+        Ok(())
+    }
+
+    // Drop counters: the statistics registers clear when read and stop at
+    // all ones; every reading is added once, to the right counter.
+
+    type Drops = hw::Drops<4>;
+
+    #[test]
+    fn drop_counters_clear_on_read_and_accumulate() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, 5);
+        m.count(RNBC, 7);
+        m.count(rxq(1) + Q_DPC, 3);
+        d.update(&m);
+        assert_eq!((d.missed(), d.no_buffer(), d.queue(1)), (5, 7, 3));
+        // Each read cleared its register (RNBC included, which igb_rs did
+        // not read): a second update adds nothing.
+        assert_eq!(
+            (m.peek(MPC), m.peek(RNBC), m.peek(rxq(1) + Q_DPC)),
+            (0, 0, 0)
+        );
+        d.update(&m);
+        assert_eq!((d.missed(), d.no_buffer(), d.queue(1)), (5, 7, 3));
+        // What the device counts later adds up.
+        m.count(MPC, 2);
+        m.count(rxq(1) + Q_DPC, 1);
+        m.count(rxq(3) + Q_DPC, 4);
+        d.update(&m);
+        assert_eq!(
+            (d.missed(), d.queue(1), d.queue(3), d.queue(0)),
+            (7, 4, 4, 0)
+        );
+        // A queue beyond those counted is not read, so not cleared.
+        m.count(rxq(4) + Q_DPC, 9);
+        d.update(&m);
+        assert_eq!((m.peek(rxq(4) + Q_DPC), d.queue(4)), (9, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counters_land_in_their_stats_fields() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, 10);
+        m.count(RNBC, 20);
+        m.count(rxq(0) + Q_DPC, 1);
+        m.count(rxq(2) + Q_DPC, 2);
+        d.update(&m);
+        let mut s = Stats64::default();
+        d.fill(&mut s);
+        assert_eq!(s.rx_missed_errors, 10);
+        // The queues' drops alone: not MPC a second time (C adds it there
+        // too), nor RNBC, whose frames may still be received.
+        assert_eq!(s.rx_fifo_errors, 3);
+        assert_eq!((s.rx_dropped, s.rx_errors), (0, 0));
+        // Every get_stats64 fills the fields again: set, not added.
+        d.fill(&mut s);
+        assert_eq!((s.rx_missed_errors, s.rx_fifo_errors), (10, 3));
+        assert_eq!(d.no_buffer(), 20);
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counter_read_as_a_level_loses_counts() -> Result {
+        // A counter taken as a level (the total is the last reading)
+        // loses what an earlier read cleared, as a reader racing with the
+        // watchdog would.
+        let m = Model::silicon()?;
+        m.count(MPC, 5);
+        let watchdog = m.rd(MPC);
+        m.count(MPC, 2);
+        let level = m.rd(MPC);
+        assert_eq!((watchdog, level), (5, 2));
+        // Added, as `Drops` does, nothing is lost.
+        assert_eq!(watchdog + level, 7);
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counter_saturated_counts_a_gone_device_does_not() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, u32::MAX - 1);
+        m.count(MPC, 5);
+        // Stopped at all ones, not wrapped.
+        assert_eq!(m.peek(MPC), u32::MAX);
+        d.update(&m);
+        assert_eq!(d.missed(), u64::from(u32::MAX));
+        // Gone from the bus: every register reads all ones; nothing added.
+        m.count(rxq(0) + Q_DPC, 1);
+        m.unplug();
+        d.update(&m);
+        assert_eq!(d.missed(), u64::from(u32::MAX));
+        assert_eq!((d.queue(0), d.no_buffer()), (0, 0));
         Ok(())
     }
 }

@@ -68,8 +68,15 @@ pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
 /// Frames missed because the receive packet buffer was full; cleared when
-/// read, as every statistics register.
+/// read, as every statistics register, which also stops at all ones
+/// rather than wrap.
 pub(crate) const MPC: usize = 0x4010;
+/// Frames that arrived while their queue had no free descriptor (receive
+/// no buffers count), cleared when read. Such a frame waits in the packet
+/// buffer, whose misses MPC counts once it is full, or, with
+/// SRRCTL.DROP_EN, is dropped and counted in the queue's RQDPC (whether
+/// RNBC counts those too is UNVERIFIED).
+pub(crate) const RNBC: usize = 0x40a0;
 /// Pause frame counters, cleared when read: XON and XOFF received and
 /// sent.
 pub(crate) const XONRXC: usize = 0x4048;

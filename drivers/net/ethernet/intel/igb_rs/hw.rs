@@ -413,6 +413,34 @@ pub(crate) fn rx_errata<R: Regs>(r: &R) {
     r.wr(RFCTL, r.rd(RFCTL) | RFCTL_IPV6_EX_DIS);
 }
 
+/// The frame types header split splits: TCP and UDP over IPv4 and IPv6
+/// after their TCP or UDP header, IP fragments after the IP header. Every
+/// other frame goes whole to the packet buffer, as the receive path
+/// expects of a frame the device did not split (a devmem queue drops it:
+/// it is not TCP). Without these, header split would split nothing and
+/// the headers of a devmem queue's TCP frames would land in device memory.
+pub(crate) const PSRTYPE_SPLIT: u32 = PSRTYPE_IPV4_FRAG
+    | PSRTYPE_IPV4_TCP
+    | PSRTYPE_IPV4_UDP
+    | PSRTYPE_IPV6_FRAG
+    | PSRTYPE_IPV6_TCP
+    | PSRTYPE_IPV6_UDP;
+
+/// Sets the receive unit up, before any queue starts: the errata bit, and
+/// the frame types header split splits ([`PSRTYPE_SPLIT`]), for queues
+/// with it and without (for those PSRTYPE is not looked at).
+///
+/// PSRTYPE is one register per pool; which one a queue uses without
+/// virtualization (pool 0's, or the one of the queue's number, as on the
+/// I210, which has one per queue) is UNVERIFIED, so all eight get the
+/// types. The reset value is not relied on.
+pub(crate) fn setup_rx_unit<R: Regs>(r: &R) {
+    rx_errata(r);
+    for n in 0..PSRTYPE_REGS {
+        r.wr(PSRTYPE + 4 * n, PSRTYPE_SPLIT);
+    }
+}
+
 /// Reads NVM word `word` through EERD.
 pub(crate) fn nvm_read<R: Regs>(r: &R, word: u16) -> Result<u16> {
     r.wr(EERD, (u32::from(word) << EERD_ADDR_SHIFT) | EERD_START);

@@ -755,7 +755,9 @@ impl Nic {
             self.restore_filters();
         }
         self.configure_rss();
-        hw::rx_errata(self);
+        // Before the queues start: one with header split splits only the
+        // frame types PSRTYPE enables.
+        hw::setup_rx_unit(self);
 
         for q in self.active() {
             // The queue is off (`stop`, or reset at probe) and its ring

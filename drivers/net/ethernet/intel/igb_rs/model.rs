@@ -61,6 +61,11 @@ pub(crate) enum Rule {
     SyncTakenFromFirmware,
     /// CTRL.PHY_RST while MANC.BLK_PHY_RST_ON_IDE forbids it.
     PhyResetBlocked,
+    /// Receive queue `.0` runs (or is starting) with header split while a
+    /// PSRTYPE that may apply to it lacks a TCP type: its TCP frames would
+    /// go whole to the packet buffer, headers and all (device memory, on a
+    /// devmem queue).
+    SplitWithoutTypes(usize),
 }
 
 /// A register access: model time, write or read, register, value.
@@ -453,6 +458,17 @@ impl State {
         }
     }
 
+    /// Whether receive queue `q` splits headers and a PSRTYPE that may
+    /// apply to it lacks a TCP type, IPv4's or IPv6's. Which of the eight
+    /// applies without virtualization is UNVERIFIED: pool 0's, or the
+    /// queue's own (as on the I210); both must have them.
+    fn split_without_types(&self, q: usize) -> bool {
+        let split = self.get(rxq(q) + Q_SRRCTL) & SRRCTL_DESCTYPE_MASK == SRRCTL_DESCTYPE_HDR_SPLIT;
+        let tcp = PSRTYPE_IPV4_TCP | PSRTYPE_IPV6_TCP;
+        let lacks = |n: usize| self.get(PSRTYPE + 4 * n) & tcp != tcp;
+        split && (lacks(0) || (q < PSRTYPE_REGS && lacks(q)))
+    }
+
     fn reset(&mut self) {
         let keep = [CTRL_EXT, GCR, MANC, SW_FW_SYNC];
         let kept = keep.map(|r| self.get(r));
@@ -635,6 +651,15 @@ impl State {
                 self.set(reg, val);
                 self.filter_written(reg, val);
             }
+            PSRTYPE..=0x549f => {
+                self.set(reg, val);
+                for q in 0..HW_QUEUES {
+                    let on = self.rx.get(q).is_some_and(|q| q.engine != Engine::Off);
+                    if on && self.split_without_types(q) {
+                        self.broke(Rule::SplitWithoutTypes(q));
+                    }
+                }
+            }
             _ => match queue_reg(reg) {
                 Some((rx, q, off)) => self.queue_write(rx, q, off, reg, val),
                 None => self.set(reg, val),
@@ -686,6 +711,11 @@ impl State {
             self.broke(rule);
         }
         self.set(reg, val);
+        // A queue enabled (or left enabled) splits from now on.
+        let enabled = off == Q_DCTL && val & DCTL_ENABLE != 0;
+        if rx && enabled && self.split_without_types(q) {
+            self.broke(Rule::SplitWithoutTypes(q));
+        }
     }
 }
 
@@ -1085,6 +1115,7 @@ mod tests {
     #[test]
     fn rx_start_gives_descriptors_only_once_enabled() -> Result {
         let m = model(|c| c.queue_on = After::Us(500))?;
+        hw::setup_rx_unit(&m);
         let t0 = m.now();
         hw::rx_start(&m, 2, RING, hw::srrctl(2048, true, false), (10, 9)).map_err(|_| EIO)?;
         assert!(m.now() - t0 >= 500);
@@ -1557,6 +1588,63 @@ mod tests {
         m.poke(RFCTL, 0x4000);
         hw::rx_errata(&m);
         assert_eq!(m.peek(RFCTL), 0x4000 | RFCTL_IPV6_EX_DIS);
+        Ok(())
+    }
+
+    // Header split on silicon: PSRTYPE says which frames are split.
+
+    #[test]
+    fn header_split_queue_starts_after_psrtype() -> Result {
+        // The driver's order (`configure`): the receive unit, then the
+        // queues.
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        let split = hw::srrctl(2048, true, false);
+        hw::rx_start(&m, 1, RING, split, (0, 255)).map_err(|_| EIO)?;
+        assert!(m.running(true, 1));
+        // Every pool's register: TCP and UDP over IPv4 and IPv6, and IP
+        // fragments; not type 0, which would split any frame after its
+        // Ethernet header.
+        for n in 0..PSRTYPE_REGS {
+            assert_eq!(m.peek(PSRTYPE + 4 * n), 0x38e);
+        }
+        assert_eq!(hw::PSRTYPE_SPLIT & 1, 0);
+        assert!(m.peek(RFCTL) & RFCTL_IPV6_EX_DIS != 0);
+        // A queue without header split does not look at PSRTYPE.
+        let m = Model::silicon()?;
+        hw::rx_start(&m, 2, RING, hw::srrctl(2048, false, false), (0, 255)).map_err(|_| EIO)?;
+        // Caught if a split queue starts while PSRTYPE lacks TCP.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn header_split_without_psrtype_is_caught() -> Result {
+        // What igb_rs did: header split in SRRCTL, PSRTYPE at its reset
+        // value. Silicon would split nothing.
+        let m = Model::silicon()?;
+        hw::rx_errata(&m);
+        hw::rx_start(&m, 1, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(1)));
+        // Pool 0's register alone is not enough while which one applies
+        // is not known; nor is IPv4's TCP type without IPv6's.
+        let m = Model::silicon()?;
+        m.wr(PSRTYPE, hw::PSRTYPE_SPLIT);
+        hw::rx_start(&m, 3, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(3)));
+        let m = Model::silicon()?;
+        for n in 0..PSRTYPE_REGS {
+            m.wr(PSRTYPE + 4 * n, PSRTYPE_IPV4_TCP);
+        }
+        hw::rx_start(&m, 0, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(0)));
+        // Types taken away under a running split queue.
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        hw::rx_start(&m, 1, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.clean());
+        m.wr(PSRTYPE + 4, 0);
+        assert!(m.broke(Rule::SplitWithoutTypes(1)));
         Ok(())
     }
 

@@ -92,6 +92,23 @@ pub(crate) const RAL0: usize = 0x5400;
 pub(crate) const RAH0: usize = 0x5404;
 /// Receive address registers: `n` < 16 at RAL0/RAH0 + 8n.
 pub(crate) const RAR_COUNT: usize = 16;
+/// Packet split receive type, `n` < 8 at +4n, one per pool: the frame
+/// types whose headers header split (SRRCTL.DESCTYPE) puts in the header
+/// buffer. Bit `k` is the datasheet's PSR_type`k`; a frame of a type whose
+/// bit is clear, or of no type, goes whole to the packet buffer (SPH 0).
+/// The C igb never writes it (it never splits), nor does QEMU model it.
+pub(crate) const PSRTYPE: usize = 0x5480;
+pub(crate) const PSRTYPE_REGS: usize = 8;
+/// PSRTYPE types: an IPv4 fragment (split after the IP header), IPv4 then
+/// TCP, IPv4 then UDP (split after the TCP or UDP header); the same for
+/// IPv6 (7 to 9). Types 0 (split after the Ethernet header, whatever
+/// follows) and 4 to 6 (IPv6 in IPv4) are not used.
+pub(crate) const PSRTYPE_IPV4_FRAG: u32 = 1 << 1;
+pub(crate) const PSRTYPE_IPV4_TCP: u32 = 1 << 2;
+pub(crate) const PSRTYPE_IPV4_UDP: u32 = 1 << 3;
+pub(crate) const PSRTYPE_IPV6_FRAG: u32 = 1 << 7;
+pub(crate) const PSRTYPE_IPV6_TCP: u32 = 1 << 8;
+pub(crate) const PSRTYPE_IPV6_UDP: u32 = 1 << 9;
 /// RAH: the entry is valid; the low 16 bits hold address bytes 4 and 5.
 pub(crate) const RAH_AV: u32 = 1 << 31;
 /// RAH: address select and pool bits, which the hardware loads with the
@@ -315,12 +332,14 @@ pub(crate) const TCTL_RTLC: u32 = 1 << 24;
 pub(crate) const SRRCTL_BSIZEPKT_SHIFT: u32 = 10;
 pub(crate) const SRRCTL_BSIZEHDR_256: u32 = 0x400;
 pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
-/// Header split: the headers of IP frames (up to the TCP or UDP header,
-/// else the IP header) to the header buffer, the rest to the packet
-/// buffer; frames without IP headers whole to the packet buffer (header
-/// length 0). Every TCP payload byte lands in a packet buffer, whatever
-/// the frame's size.
+/// Header split: the headers of the frame types PSRTYPE enables (up to the
+/// TCP or UDP header, or the IP header of a fragment) to the header buffer,
+/// the rest to the packet buffer; other frames whole to the packet buffer
+/// (header length 0). Every TCP payload byte lands in a packet buffer,
+/// whatever the frame's size. (QEMU splits every IP frame, PSRTYPE or not.)
 pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT: u32 = 0x0400_0000;
+/// SRRCTL: the descriptor type field, bits 27:25.
+pub(crate) const SRRCTL_DESCTYPE_MASK: u32 = 0x0e00_0000;
 /// SRRCTL: drop a frame for this queue when it has no descriptor, rather
 /// than hold it in the packet buffer shared by all queues.
 pub(crate) const SRRCTL_DROP_EN: u32 = 1 << 31;

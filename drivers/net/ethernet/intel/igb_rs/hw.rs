@@ -915,6 +915,76 @@ pub(crate) fn fc_after_link_up<R: Regs>(r: &R, requested: Fc, autoneg: bool) -> 
     Ok(fc)
 }
 
+/// How long a transmit ring with frames pending may free none before it is
+/// taken as hung, at the link speed in `status`: a second, 14 at 10 Mb/s,
+/// where a ring's worth of full frames takes seconds (C's
+/// tx_timeout_factor).
+fn tx_hang_timeout_ms(status: u32) -> u64 {
+    match link_speed_duplex(status).0 {
+        10 => 14_000,
+        _ => 1_000,
+    }
+}
+
+/// What the watchdog saw of a transmit ring, once it freed what the device
+/// had sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TxProgress {
+    /// Frames the ring freed since it was made (wrapping).
+    pub(crate) freed: u64,
+    /// Frames remain that the device has not sent.
+    pub(crate) pending: bool,
+}
+
+/// Transmit hang detection for one ring, from the watchdog (what the C igb
+/// does from its clean path once the watchdog sets
+/// IGB_RING_FLAG_TX_DETECT_HANG).
+///
+/// C takes a ring as hung when the frame it waits for was queued more than
+/// the timeout ago and the partner is not pausing the link (STATUS.TXOFF).
+/// Here, rather than a time stamp per frame on the transmit path, the
+/// watchdog remembers when it first saw the ring with frames pending and
+/// none freed since: the ring is hung once that lasts the timeout. That
+/// asks the same of the device (it sent nothing for that long), whatever
+/// the ring holds, at no cost per frame. A pause stops the wait: the
+/// device may not send while paused, and gets the whole timeout from the
+/// first look that finds the pause over.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxHangCheck {
+    /// Frames freed, and the time (ms), when the ring was first seen with
+    /// frames pending and no progress since.
+    stalled: Option<(u64, u64)>,
+}
+
+impl TxHangCheck {
+    pub(crate) const fn new() -> Self {
+        Self { stalled: None }
+    }
+
+    /// Looks at the ring as `p` says, with STATUS as read now (`status`:
+    /// link speed, TXOFF) and a monotonic time in ms; whether the ring is
+    /// hung. A ring that empties, or frees a frame, starts over.
+    pub(crate) fn check(&mut self, p: TxProgress, status: u32, now_ms: u64) -> bool {
+        if !p.pending || status & STATUS_TXOFF != 0 {
+            // Nothing to send, or not allowed to: the wait starts at the
+            // next look that finds frames pending and no pause.
+            self.stalled = None;
+            return false;
+        }
+        match self.stalled {
+            Some((freed, since)) if freed == p.freed => {
+                now_ms.saturating_sub(since) >= tx_hang_timeout_ms(status)
+            }
+            _ => {
+                // The first look with frames pending, or progress since
+                // the last: the wait starts now.
+                self.stalled = Some((p.freed, now_ms));
+                false
+            }
+        }
+    }
+}
+
 /// The device's drop counters, added up: MPC, RNBC, and RQDPC of queues
 /// `0..N`.
 ///

@@ -82,7 +82,9 @@ use kernel::{
     time::{
         delay::fsleep,
         msecs_to_jiffies,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
 };
 use regs::*;
@@ -501,8 +503,8 @@ pub(crate) struct Nic {
     /// (`ethtool -C rx-usecs`).
     itr_usecs: Atomic<u32>,
     /// The watchdog: link changes and speed, transmit work stuck behind a
-    /// lost link, the drop counters; every 2 s and on a link interrupt,
-    /// while the device is up (`watchdog_on`).
+    /// lost link, hung transmit rings, the drop counters; every 2 s and on
+    /// a link interrupt, while the device is up (`watchdog_on`).
     #[pin]
     watchdog: DeviceWork<Nic, WATCHDOG>,
     /// The watchdog is enabled: set at the end of `open`, cleared in
@@ -511,9 +513,11 @@ pub(crate) struct Nic {
     /// A device reset (down and up), for a transmit hang.
     #[pin]
     reset_task: DeviceWork<Nic, RESET_TASK>,
-    /// Transmit hangs: the core's timeouts, and transmit work left behind
-    /// by a lost link.
+    /// Transmit hangs: the core's timeouts, rings the watchdog found hung,
+    /// and transmit work left behind by a lost link.
     tx_timeouts: Atomic<u64>,
+    /// The watchdog's clock: transmit hang detection counts from here.
+    epoch: Instant<Monotonic>,
     /// Flow control; held around the PHY accesses of `ethtool -A` and of
     /// the watchdog, so that their MDIC transactions do not interleave.
     #[pin]
@@ -560,6 +564,7 @@ impl Nic {
                 kernel::sync::static_lock_class!()
             ),
             tx_timeouts: Atomic::new(0),
+            epoch: Instant::now(),
             phy <- new_mutex!(FcState::new(), "Nic::phy"),
             link_changed: Atomic::new(false),
             queues <- pin_init::pin_init_array_from_fn(|i| {
@@ -653,6 +658,21 @@ impl Nic {
         self.active().iter().any(|q| {
             let tx = q.tx.lock();
             tx.unused() + 1 < tx.len()
+        })
+    }
+
+    /// The first pair in use whose transmit ring is hung: frames pending,
+    /// none sent for the timeout, the link not paused by the partner (see
+    /// [`hw::TxHangCheck`]). Each ring frees what the device sent first,
+    /// so that frames sent but not yet cleaned (a poll not run yet) do not
+    /// count, and tells byte queue limits of them under the ring's lock.
+    /// `status` is STATUS as read now.
+    fn hung_tx(&self, dev: &Device<Nic>, status: u32) -> Option<&QueuePair> {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
+        self.active().iter().find(|q| {
+            let mut tx = q.tx.lock();
+            q.complete_tx(dev, &mut tx, None);
+            tx.hung(status, now)
         })
     }
 
@@ -1812,6 +1832,25 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
             nic.tx_timeouts.add(1, Relaxed);
             dev_err!(nic.pdev, "transmit work left with the link down: reset\n");
             // The reset's `open` starts the watchdog again.
+            nic.reset_task.schedule(dev, 0, false);
+            return;
+        }
+        // With the link up, a ring the device stopped sending from: its
+        // queue stops taking frames, and the device is reset, as C does
+        // (which stops the queue and leaves the reset to the core's
+        // transmit timeout, seconds later). The reset's `open` wakes the
+        // queue.
+        if let Some(q) = link.then(|| nic.hung_tx(dev, status)).flatten() {
+            let tq = txq(q.idx);
+            dev_err!(
+                nic.pdev,
+                "transmit queue {} hung (head {:#x}, tail {:#x}): reset\n",
+                q.idx,
+                nic.rd(tq + Q_HEAD),
+                nic.rd(tq + Q_TAIL)
+            );
+            dev.stop_queue(q.txq());
+            nic.tx_timeouts.add(1, Relaxed);
             nic.reset_task.schedule(dev, 0, false);
             return;
         }

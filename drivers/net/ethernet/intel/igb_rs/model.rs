@@ -2152,4 +2152,93 @@ mod tests {
         assert_eq!((d.queue(0), d.no_buffer()), (0, 0));
         Ok(())
     }
+
+    // Transmit hangs: frames pending, none freed for the timeout, the link
+    // not paused by the partner.
+
+    /// STATUS of a full-duplex link up at 1000 Mb/s.
+    const UP_1000: u32 = STATUS_LU | STATUS_FD | 0x80;
+
+    fn ring(freed: u64, pending: bool) -> hw::TxProgress {
+        hw::TxProgress { freed, pending }
+    }
+
+    #[test]
+    fn tx_hang_is_a_ring_that_sends_nothing_for_a_second() {
+        let mut h = hw::TxHangCheck::new();
+        // First seen stalled at 2000 ms: the wait starts.
+        assert!(!h.check(ring(5, true), UP_1000, 2_000));
+        assert!(!h.check(ring(5, true), UP_1000, 2_999));
+        // A second without a frame freed, frames still pending: hung.
+        assert!(h.check(ring(5, true), UP_1000, 3_000));
+        // From the watchdog's 2 s period: the second look.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), UP_1000, 0));
+        assert!(h.check(ring(0, true), UP_1000, 2_000));
+    }
+
+    #[test]
+    fn tx_progress_or_an_empty_ring_is_no_hang() {
+        let mut h = hw::TxHangCheck::new();
+        // A busy ring frees frames between looks: never hung, however
+        // long it stays busy.
+        for (k, t) in (0..10u64).zip((0..).step_by(2_000)) {
+            assert!(!h.check(ring(k, true), UP_1000, t));
+        }
+        // It stalls at 20 s: the wait counts from then, not from the
+        // first look.
+        assert!(!h.check(ring(10, true), UP_1000, 20_000));
+        assert!(!h.check(ring(10, true), UP_1000, 20_500));
+        assert!(h.check(ring(10, true), UP_1000, 21_000));
+        // An idle ring (nothing pending) is never hung, and forgets.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(3, true), UP_1000, 0));
+        assert!(!h.check(ring(3, false), UP_1000, 5_000));
+        assert!(!h.check(ring(3, true), UP_1000, 6_000));
+        assert!(h.check(ring(3, true), UP_1000, 7_000));
+        // The freed count wraps without a false progress.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(u64::MAX, true), UP_1000, 0));
+        assert!(!h.check(ring(0, true), UP_1000, 1_000));
+    }
+
+    #[test]
+    fn tx_paused_by_flow_control_is_no_hang() -> Result {
+        // The partner keeps sending XOFF: STATUS.TXOFF, as the model reads
+        // it back.
+        let m = Model::silicon()?;
+        m.poke(STATUS, UP_1000 | STATUS_TXOFF);
+        let mut h = hw::TxHangCheck::new();
+        for t in (0..60_000).step_by(2_000) {
+            assert!(!h.check(ring(7, true), m.rd(STATUS), t));
+        }
+        // The pause ends: the device gets a whole timeout to send.
+        m.poke(STATUS, UP_1000);
+        assert!(!h.check(ring(7, true), m.rd(STATUS), 60_000));
+        assert!(!h.check(ring(7, true), m.rd(STATUS), 60_900));
+        assert!(h.check(ring(7, true), m.rd(STATUS), 61_000));
+        // A pause seen between two stalled looks starts the wait over,
+        // from the first look without it.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(1, true), UP_1000, 0));
+        assert!(!h.check(ring(1, true), UP_1000 | STATUS_TXOFF, 900));
+        assert!(!h.check(ring(1, true), UP_1000, 1_500));
+        assert!(!h.check(ring(1, true), UP_1000, 2_400));
+        assert!(h.check(ring(1, true), UP_1000, 2_500));
+        Ok(())
+    }
+
+    #[test]
+    fn tx_hang_waits_longer_at_10_mbps() {
+        // A ring of full frames takes seconds at 10 Mb/s: 14 s, as C.
+        let up_10 = STATUS_LU | STATUS_FD;
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), up_10, 0));
+        assert!(!h.check(ring(0, true), up_10, 13_999));
+        assert!(h.check(ring(0, true), up_10, 14_000));
+        // 100 Mb/s: a second.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), STATUS_LU | 0x40, 0));
+        assert!(h.check(ring(0, true), STATUS_LU | 0x40, 1_000));
+    }
 }

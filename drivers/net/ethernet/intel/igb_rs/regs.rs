@@ -199,6 +199,9 @@ pub(crate) const STATUS_FD: u32 = 1 << 0;
 pub(crate) const STATUS_LU: u32 = 1 << 1;
 pub(crate) const STATUS_SPEED_SHIFT: u32 = 6;
 pub(crate) const STATUS_SPEED_MASK: u32 = 3 << STATUS_SPEED_SHIFT;
+/// STATUS: transmission paused: the link partner's XOFF pause frame holds
+/// the transmit unit until its pause time runs out or an XON comes.
+pub(crate) const STATUS_TXOFF: u32 = 1 << 4;
 /// STATUS: the PCI function, i.e. the port of a multi-port card, bits 3:2.
 pub(crate) const STATUS_FUNC_SHIFT: u32 = 2;
 pub(crate) const STATUS_FUNC_MASK: u32 = 3 << STATUS_FUNC_SHIFT;

@@ -985,6 +985,33 @@ impl TxHangCheck {
     }
 }
 
+/// What the causes of an "other" interrupt ask of the driver (ICR, read
+/// once: the read clears it), as the C igb handles them
+/// (`igb_msix_other`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OtherCauses {
+    /// The link changed (LSC): the watchdog looks at it.
+    pub(crate) link: bool,
+    /// The device was reset behind the driver (DRSTA): every register is
+    /// at its reset value, so the device needs all of its setup again,
+    /// the address filters included (C schedules its reset task).
+    pub(crate) reset: bool,
+    /// The transmit DMA was out of sync (DOUTSYNC): counted, as C does.
+    /// C also reads WVBR then, for VFs that spoofed frames; without VFs
+    /// nothing sets it.
+    pub(crate) dma_out_of_sync: bool,
+}
+
+impl OtherCauses {
+    pub(crate) fn new(icr: u32) -> Self {
+        Self {
+            link: icr & ICR_LSC != 0,
+            reset: icr & ICR_DRSTA != 0,
+            dma_out_of_sync: icr & ICR_DOUTSYNC != 0,
+        }
+    }
+}
+
 /// The device's drop counters, added up: MPC, RNBC, and RQDPC of queues
 /// `0..N`.
 ///

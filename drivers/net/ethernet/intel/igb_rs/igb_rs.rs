@@ -510,12 +510,15 @@ pub(crate) struct Nic {
     /// The watchdog is enabled: set at the end of `open`, cleared in
     /// `stop`, both under the instance lock.
     watchdog_on: Atomic<bool>,
-    /// A device reset (down and up), for a transmit hang.
+    /// A device reset (down and up), for a transmit hang, or after a reset
+    /// the driver did not ask for (DRSTA).
     #[pin]
     reset_task: DeviceWork<Nic, RESET_TASK>,
     /// Transmit hangs: the core's timeouts, rings the watchdog found hung,
     /// and transmit work left behind by a lost link.
     tx_timeouts: Atomic<u64>,
+    /// Times the device reported its transmit DMA out of sync (DOUTSYNC).
+    dma_out_of_sync: Atomic<u64>,
     /// The watchdog's clock: transmit hang detection counts from here.
     epoch: Instant<Monotonic>,
     /// Flow control; held around the PHY accesses of `ethtool -A` and of
@@ -564,6 +567,7 @@ impl Nic {
                 kernel::sync::static_lock_class!()
             ),
             tx_timeouts: Atomic::new(0),
+            dma_out_of_sync: Atomic::new(0),
             epoch: Instant::now(),
             phy <- new_mutex!(FcState::new(), "Nic::phy"),
             link_changed: Atomic::new(false),
@@ -1553,15 +1557,16 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    const STATS: &'static [&'static CStr] = &[c"rx_no_buffer_count"];
+    const STATS: &'static [&'static CStr] = &[c"rx_no_buffer_count", c"tx_dma_out_of_sync"];
 
     fn stats(dev: &Device<Self>, values: &mut [u64]) {
         let nic = dev.data();
         nic.read_drops();
         // As in C: the frames that found their queue without descriptors
-        // (RNBC).
-        if let Some(v) = values.first_mut() {
-            *v = nic.drops.no_buffer();
+        // (RNBC), and the DOUTSYNC interrupts.
+        let counters = [nic.drops.no_buffer(), nic.dma_out_of_sync.load(Relaxed)];
+        for (v, c) in values.iter_mut().zip(counters) {
+            *v = c;
         }
     }
 
@@ -1901,7 +1906,8 @@ impl irq::Handler for QueueIrq {
     }
 }
 
-/// The "other" interrupt: link changes.
+/// The "other" interrupt: link changes, and the device's own reports (a
+/// reset behind the driver, transmit DMA out of sync).
 struct OtherIrq {
     dev: ARef<Device<Nic>>,
 }
@@ -1910,8 +1916,19 @@ impl irq::Handler for OtherIrq {
     fn handle(&self) -> IrqReturn {
         let nic = self.dev.data();
         // Cleared by the read (GPIE.NSICR).
-        let icr = nic.rd(ICR);
-        if icr & ICR_LSC != 0 {
+        let causes = hw::OtherCauses::new(nic.rd(ICR));
+        if causes.reset {
+            // Reset by someone else (the C igb resets on it, on every MAC,
+            // VFs or not): the rings, the filters, every register are
+            // gone. Down and up, the address filters written again.
+            dev_err!(nic.pdev, "the device was reset (DRSTA): reset\n");
+            nic.filters_lost.store(true, Relaxed);
+            nic.reset_task.schedule(&self.dev, 0, false);
+        }
+        if causes.dma_out_of_sync {
+            nic.dma_out_of_sync.add(1, Relaxed);
+        }
+        if causes.link {
             // The watchdog handles it now, in process context (flow
             // control needs the PHY); nothing while the device is down.
             nic.link_changed.store(true, Relaxed);

@@ -480,6 +480,10 @@ impl State {
         }
         self.set(CTRL, 0x0010_0209);
         self.set(TCTL, 0xa404_00f8);
+        // Reset asserted: whether silicon latches DRSTA for a reset the
+        // driver asked for (CTRL.RST) is UNVERIFIED; the model does, so
+        // that a driver that leaves it pending resets itself again.
+        self.set(ICR, ICR_DRSTA);
         self.set(EEMNGCTL, 1 << 31);
         self.set(EECD, EECD_PRES);
         self.rx = [Queue::RESET; HW_QUEUES];
@@ -760,6 +764,8 @@ impl Model {
         if s.cfg_done_at != u64::MAX {
             s.cfg_done_at = 0;
         }
+        // Power-on is not a reset the driver is told of.
+        s.set(ICR, 0);
         Ok(Self(RefCell::new(s)))
     }
 
@@ -877,6 +883,14 @@ impl Model {
         let mut s = self.0.borrow_mut();
         let v = s.get(reg).saturating_add(n);
         s.set(reg, v);
+    }
+
+    /// The device is reset behind the driver's back (by firmware, or a
+    /// reset of the whole device): every register at its reset value,
+    /// every ring forgotten, ICR.DRSTA set.
+    pub(crate) fn reset_by_firmware(&self) {
+        let mut s = self.0.borrow_mut();
+        s.reset();
     }
 
     /// The device is gone from the bus (surprise removal): from now on
@@ -2240,5 +2254,43 @@ mod tests {
         let mut h = hw::TxHangCheck::new();
         assert!(!h.check(ring(0, true), STATUS_LU | 0x40, 0));
         assert!(h.check(ring(0, true), STATUS_LU | 0x40, 1_000));
+    }
+
+    // The "other" causes: a reset behind the driver reprograms it all; the
+    // driver's own reset leaves nothing pending.
+
+    #[test]
+    fn reset_behind_the_driver_is_reported_once() -> Result {
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        m.reset_by_firmware();
+        // The "other" vector's handler reads ICR once.
+        let c = hw::OtherCauses::new(m.rd(ICR));
+        assert!(c.reset && !c.link && !c.dma_out_of_sync);
+        // The registers are at their reset values: the device needs its
+        // setup again (PSRTYPE here, the address filters too).
+        assert_eq!(m.peek(PSRTYPE), 0);
+        // The read cleared it: one reset task, not one per interrupt.
+        assert!(hw::OtherCauses::new(m.rd(ICR)) == hw::OtherCauses::default());
+        // The causes the vector has, as the C igb enables them.
+        assert_eq!(IMS_OTHER, 0x5000_0004);
+        let c = hw::OtherCauses::new(ICR_LSC | ICR_DOUTSYNC);
+        assert!(c.link && c.dma_out_of_sync && !c.reset);
+        Ok(())
+    }
+
+    #[test]
+    fn own_reset_leaves_no_drsta_pending() -> Result {
+        // The driver's reset reads ICR last: its own reset does not come
+        // back as one behind its back, which would reset it again.
+        let m = Model::silicon()?;
+        let _ = hw::reset(&m);
+        assert!(!hw::OtherCauses::new(m.rd(ICR)).reset);
+        // Without that read (CTRL.RST alone), it would.
+        let m = model(|c| c.master_off = After::Us(0))?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_GIO_MASTER_DISABLE);
+        m.wr(CTRL, m.rd(CTRL) | CTRL_RST);
+        assert!(hw::OtherCauses::new(m.rd(ICR)).reset);
+        Ok(())
     }
 }

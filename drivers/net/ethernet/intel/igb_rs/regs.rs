@@ -367,7 +367,14 @@ pub(crate) const GPIE_PBA: u32 = 1 << 31;
 pub(crate) const IVAR_VALID: u32 = 0x80;
 
 pub(crate) const ICR_LSC: u32 = 1 << 2;
-pub(crate) const IMS_OTHER: u32 = ICR_LSC | (1 << 28) | (1 << 30);
+/// ICR: the transmit DMA lost track of a frame's descriptors (DMA out of
+/// sync); with virtual functions, also a frame a VF spoofed (WVBR).
+pub(crate) const ICR_DOUTSYNC: u32 = 1 << 28;
+/// ICR: the device was reset (device reset asserted): every register is
+/// at its reset value.
+pub(crate) const ICR_DRSTA: u32 = 1 << 30;
+/// The causes of the "other" vector, as the C igb enables them with MSI-X.
+pub(crate) const IMS_OTHER: u32 = ICR_LSC | ICR_DOUTSYNC | ICR_DRSTA;
 
 /// MSI-X vectors: "other" causes (link) on 0, queue pair `q` on `q + 1`.
 pub(crate) const VEC_OTHER: u32 = 0;

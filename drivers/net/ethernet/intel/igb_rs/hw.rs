@@ -20,7 +20,14 @@
 
 use crate::regs::*;
 use kernel::{
-    net::driver::Stats64,
+    net::{
+        driver::Stats64,
+        ethtool::{
+            LinkModes,
+            LinkSettings,
+            Port, //
+        },
+    },
     prelude::*,
     sync::atomic::{
         Atomic,
@@ -738,6 +745,88 @@ pub(crate) fn link_speed_duplex(status: u32) -> (u32, bool) {
         _ => 1000,
     };
     (speed, status & STATUS_FD != 0)
+}
+
+/// What the port has: 10 and 100 Mb/s at both duplexes and 1000 Mb/s full
+/// (never 1000 half, as C), autonegotiation, twisted pair, pause frames
+/// both ways.
+pub(crate) const SUPPORTED_MODES: LinkModes = LinkModes::BASE_T_10_HALF
+    .with(LinkModes::BASE_T_10_FULL)
+    .with(LinkModes::BASE_T_100_HALF)
+    .with(LinkModes::BASE_T_100_FULL)
+    .with(LinkModes::BASE_T_1000_FULL)
+    .with(LinkModes::AUTONEG)
+    .with(LinkModes::TP)
+    .with(LinkModes::PAUSE)
+    .with(LinkModes::ASYM_PAUSE);
+
+/// The modes of ANAR or ANLPAR `v` (10 and 100 Mb/s, pause), and of
+/// 1000BASE-T bits `full` and `half` of `g` (CTRL1000 or STAT1000).
+fn phy_modes(v: u16, g: u16, (full, half): (u16, u16)) -> LinkModes {
+    [
+        (v & ANAR_10_HD, LinkModes::BASE_T_10_HALF),
+        (v & ANAR_10_FD, LinkModes::BASE_T_10_FULL),
+        (v & ANAR_100_HD, LinkModes::BASE_T_100_HALF),
+        (v & ANAR_100_FD, LinkModes::BASE_T_100_FULL),
+        (v & ANAR_PAUSE, LinkModes::PAUSE),
+        (v & ANAR_ASM_DIR, LinkModes::ASYM_PAUSE),
+        (g & full, LinkModes::BASE_T_1000_FULL),
+        (g & half, LinkModes::BASE_T_1000_HALF),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| *bit != 0)
+    .fold(LinkModes::NONE, |m, (_, mode)| m.with(mode))
+}
+
+/// The link as `ethtool DEV` shows it: speed and duplex from STATUS (none
+/// without a link), the rest from the PHY, under its SW_FW_SYNC bit:
+/// autonegotiation (BMCR), our advertisement (ANAR, CTRL1000), the
+/// partner's (ANLPAR, 1000BASE-T status; what the last autonegotiation
+/// got). A PHY that cannot be read (the firmware holds it) leaves the
+/// advertisements empty; autonegotiation is reported on, as the driver
+/// always sets it. Sleeps: process context.
+pub(crate) fn link_settings<R: Regs>(r: &R) -> LinkSettings {
+    let status = r.rd(STATUS);
+    let link = (status & STATUS_LU != 0).then(|| link_speed_duplex(status));
+    let phy = (|| -> Result<[u16; 5]> {
+        let phy = Phy::acquire(r)?;
+        let regs = [PHY_BMCR, PHY_ANAR, PHY_CTRL1000, PHY_ANLPAR, PHY_STAT1000];
+        let mut v = [0; 5];
+        for (v, reg) in v.iter_mut().zip(regs) {
+            *v = phy.read(reg)?;
+        }
+        Ok(v)
+    })();
+    let (autoneg, advertising, lp_advertising) = match phy {
+        Ok([bmcr, anar, ctrl1000, anlpar, stat1000]) => {
+            let an = bmcr & BMCR_AUTONEG_EN != 0;
+            let ours = phy_modes(anar, ctrl1000, (CTRL1000_FD, CTRL1000_HD));
+            let ours = ours.with(LinkModes::TP).with(if an {
+                LinkModes::AUTONEG
+            } else {
+                LinkModes::NONE
+            });
+            let lp = phy_modes(anlpar, stat1000, (STAT1000_LP_FD, STAT1000_LP_HD));
+            let lp = lp.with(if anlpar & ANLPAR_ACK != 0 {
+                LinkModes::AUTONEG
+            } else {
+                LinkModes::NONE
+            });
+            (an, ours, lp)
+        }
+        Err(_) => (true, LinkModes::NONE, LinkModes::NONE),
+    };
+    LinkSettings {
+        speed: link.map(|(speed, _)| speed),
+        full_duplex: link.map(|(_, full)| full),
+        port: Port::TwistedPair,
+        // CAST: the internal PHY's address, 1.
+        phy_address: PHY_ADDR as u8,
+        autoneg,
+        supported: SUPPORTED_MODES,
+        advertising,
+        lp_advertising,
+    }
 }
 
 /// Link flow control (IEEE 802.3x pause frames): whether the MAC honours

@@ -1557,6 +1557,14 @@ impl ethtool::Ops for Nic {
         }
     }
 
+    fn link_ksettings(dev: &Device<Self>) -> Result<ethtool::LinkSettings> {
+        let nic = dev.data();
+        // The PHY's other users in the driver (the watchdog, `-A`) hold
+        // this around their transactions too.
+        let _phy = nic.phy.lock();
+        Ok(hw::link_settings(nic))
+    }
+
     const STATS: &'static [&'static CStr] = &[c"rx_no_buffer_count", c"tx_dma_out_of_sync"];
 
     fn stats(dev: &Device<Self>, values: &mut [u64]) {

@@ -961,6 +961,8 @@ mod tests {
         ethtool::{
             FlowRule,
             FlowType,
+            LinkModes,
+            Port,
             RuleLocation, //
         },
     };
@@ -2291,6 +2293,62 @@ mod tests {
         m.wr(CTRL, m.rd(CTRL) | CTRL_GIO_MASTER_DISABLE);
         m.wr(CTRL, m.rd(CTRL) | CTRL_RST);
         assert!(hw::OtherCauses::new(m.rd(ICR)).reset);
+        Ok(())
+    }
+
+    // ethtool's link settings: speed and duplex from STATUS, the modes from
+    // the PHY.
+
+    #[test]
+    fn link_settings_after_link_setup() -> Result {
+        // A partner that autonegotiates 10/100/1000 full and half, with
+        // symmetric pause.
+        let m = model(|c| {
+            c.phy[phy_reg(PHY_ANLPAR)] = ANLPAR_ACK | ANAR_PAUSE | ANAR_SPEEDS | 1;
+            c.phy[phy_reg(PHY_STAT1000)] = STAT1000_LP_FD | STAT1000_LP_HD;
+        })?;
+        m.poke(STATUS, STATUS_FD | 0x80);
+        hw::link_setup(&m)?;
+        m.sleep_us(3_000_000);
+        let l = hw::link_settings(&m);
+        assert!((l.speed, l.full_duplex) == (Some(1000), Some(true)));
+        assert!(l.port == Port::TwistedPair && l.phy_address == 1 && l.autoneg);
+        // What link_setup advertises: every speed but 1000 half, and the
+        // pause bits as they were (the model's PHY: symmetric, asymmetric).
+        let ours = hw::SUPPORTED_MODES;
+        assert!(l.advertising == ours);
+        assert!(!l.advertising.contains(LinkModes::BASE_T_1000_HALF));
+        assert!(l.lp_advertising.contains(
+            LinkModes::BASE_T_1000_HALF
+                .with(LinkModes::BASE_T_1000_FULL)
+                .with(LinkModes::BASE_T_10_HALF)
+                .with(LinkModes::PAUSE)
+                .with(LinkModes::AUTONEG)
+        ));
+        assert!(!l.lp_advertising.contains(LinkModes::ASYM_PAUSE));
+        // Every PHY read under the port's SW_FW_SYNC bit.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_settings_without_link_or_phy() -> Result {
+        // No link: speed and duplex unknown.
+        let m = model(|c| c.link = false)?;
+        let l = hw::link_settings(&m);
+        assert!(l.speed.is_none() && l.full_duplex.is_none());
+        assert!(l
+            .advertising
+            .contains(LinkModes::TP.with(LinkModes::AUTONEG)));
+        // 100 half from STATUS; the firmware holds the PHY: no modes, no
+        // PHY access.
+        let m = model(|c| c.fw_phy = After::Never)?;
+        m.poke(STATUS, 0x40);
+        let l = hw::link_settings(&m);
+        assert!((l.speed, l.full_duplex) == (Some(100), Some(false)));
+        assert!(l.advertising == LinkModes::NONE && l.lp_advertising == LinkModes::NONE);
+        assert!(m.find(|a| a.reg == MDIC).is_none());
+        assert!(m.clean());
         Ok(())
     }
 }

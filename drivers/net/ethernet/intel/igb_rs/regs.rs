@@ -275,8 +275,18 @@ pub(crate) const IGP_POWER_MGMT: u32 = 0x19;
 /// BMCR: autonegotiation on, and restarted.
 pub(crate) const BMCR_AUTONEG_EN: u16 = 0x1000;
 pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x0200;
-/// ANAR: 10 half, 10 full, 100 half, 100 full.
-pub(crate) const ANAR_SPEEDS: u16 = 0x0020 | 0x0040 | 0x0080 | 0x0100;
+/// ANAR / ANLPAR: 10 half, 10 full, 100 half, 100 full.
+pub(crate) const ANAR_10_HD: u16 = 0x0020;
+pub(crate) const ANAR_10_FD: u16 = 0x0040;
+pub(crate) const ANAR_100_HD: u16 = 0x0080;
+pub(crate) const ANAR_100_FD: u16 = 0x0100;
+pub(crate) const ANAR_SPEEDS: u16 = ANAR_10_HD | ANAR_10_FD | ANAR_100_HD | ANAR_100_FD;
+/// ANLPAR: the partner acknowledged our advertisement (it autonegotiates).
+pub(crate) const ANLPAR_ACK: u16 = 0x4000;
+/// 1000BASE-T status: the partner's 1000 half and full abilities.
+pub(crate) const PHY_STAT1000: u32 = 10;
+pub(crate) const STAT1000_LP_HD: u16 = 0x0400;
+pub(crate) const STAT1000_LP_FD: u16 = 0x0800;
 /// CTRL1000: advertise 1000 half, 1000 full (the C igb never advertises
 /// half duplex at 1000).
 pub(crate) const CTRL1000_HD: u16 = 0x0100;

@@ -122,6 +122,104 @@ impl CoalesceParams {
     }
 }
 
+/// Link modes, as bits of ethtool's link mode maps: those of a gigabit
+/// copper port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkModes(u64);
+
+impl LinkModes {
+    /// No mode.
+    pub const NONE: Self = Self(0);
+    /// 10BASE-T, half duplex.
+    pub const BASE_T_10_HALF: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_10baseT_Half_BIT);
+    /// 10BASE-T, full duplex.
+    pub const BASE_T_10_FULL: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_10baseT_Full_BIT);
+    /// 100BASE-TX, half duplex.
+    pub const BASE_T_100_HALF: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100baseT_Half_BIT);
+    /// 100BASE-TX, full duplex.
+    pub const BASE_T_100_FULL: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_100baseT_Full_BIT);
+    /// 1000BASE-T, half duplex.
+    pub const BASE_T_1000_HALF: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_1000baseT_Half_BIT);
+    /// 1000BASE-T, full duplex.
+    pub const BASE_T_1000_FULL: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_1000baseT_Full_BIT);
+    /// Autonegotiation.
+    pub const AUTONEG: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Autoneg_BIT);
+    /// A twisted pair port.
+    pub const TP: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_TP_BIT);
+    /// Symmetric pause frames.
+    pub const PAUSE: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Pause_BIT);
+    /// Asymmetric pause frames.
+    pub const ASYM_PAUSE: Self =
+        Self::bit(bindings::ethtool_link_mode_bit_indices_ETHTOOL_LINK_MODE_Asym_Pause_BIT);
+
+    /// The mode of `ETHTOOL_LINK_MODE_*_BIT` `bit`, below 64.
+    const fn bit(bit: bindings::ethtool_link_mode_bit_indices) -> Self {
+        Self(1 << bit)
+    }
+
+    /// Both sets.
+    pub const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether every mode of `other` is in the set.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Sets the set's bits in the link mode map `map`, leaving the others.
+    fn write(self, map: &mut [c_ulong]) {
+        let word = c_ulong::BITS;
+        for bit in 0..u64::BITS {
+            if self.0 & (1 << bit) != 0 {
+                // CAST: u32 to usize is lossless on Linux.
+                if let Some(w) = map.get_mut((bit / word) as usize) {
+                    *w |= 1 << (bit % word);
+                }
+            }
+        }
+    }
+}
+
+/// The port's connector (`ethtool DEV`'s "Port").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// Twisted pair.
+    TwistedPair,
+    /// Anything else.
+    Other,
+}
+
+/// The link as `ethtool DEV` shows it (`get_link_ksettings`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSettings {
+    /// Speed in Mb/s; `None` without a link.
+    pub speed: Option<u32>,
+    /// Full duplex or not; `None` without a link.
+    pub full_duplex: Option<bool>,
+    /// The connector.
+    pub port: Port,
+    /// The PHY's address on its management bus.
+    pub phy_address: u8,
+    /// Speed and duplex are autonegotiated.
+    pub autoneg: bool,
+    /// The modes the port has.
+    pub supported: LinkModes,
+    /// The modes it advertises.
+    pub advertising: LinkModes,
+    /// The modes the link partner advertised.
+    pub lp_advertising: LinkModes,
+}
+
 /// Link-level flow control (`ethtool -a`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PauseParam {
@@ -519,6 +617,24 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// The link's speed, duplex and modes (`get_link_ksettings`, `ethtool
+    /// DEV`). Process context, under RTNL and the instance lock: may sleep.
+    fn link_ksettings(_dev: &Device<Self>) -> Result<LinkSettings> {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The names of the driver's own counters (`ethtool -S`), in the
+    /// order [`Ops::stats`] gives their values; at least one when it is
+    /// implemented (checked at build time). A name is cut to 31 bytes.
+    const STATS: &'static [&'static CStr] = &[];
+
+    /// The values of the counters [`Ops::STATS`] names, one per entry of
+    /// `values`, which has as many entries as there are names
+    /// (`get_ethtool_stats`).
+    fn stats(_dev: &Device<Self>, _values: &mut [u64]) {
+        build_error!(crate::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// Queue counts (`get_channels`).
     fn channels(_dev: &Device<Self>) -> Channels {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
@@ -693,6 +809,26 @@ impl<T: Ops> Adapter<T> {
         } else {
             None
         },
+        get_link_ksettings: if T::HAS_LINK_KSETTINGS {
+            Some(Self::get_link_ksettings)
+        } else {
+            None
+        },
+        get_sset_count: if Self::has_stats() {
+            Some(Self::get_sset_count)
+        } else {
+            None
+        },
+        get_strings: if Self::has_stats() {
+            Some(Self::get_strings)
+        } else {
+            None
+        },
+        get_ethtool_stats: if Self::has_stats() {
+            Some(Self::get_ethtool_stats)
+        } else {
+            None
+        },
         // Changing the real queue counts (`netif_set_real_num_queues`)
         // takes RTNL, which the core holds for ops-locked devices only
         // where asked.
@@ -743,6 +879,116 @@ impl<T: Ops> Adapter<T> {
         } else {
             0
         }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `ks` writable, zeroed by the core.
+    unsafe extern "C" fn get_link_ksettings(
+        dev: *mut bindings::net_device,
+        ks: *mut bindings::ethtool_link_ksettings,
+    ) -> c_int {
+        // SAFETY: per this function's contract.
+        let (dev, ks) = unsafe { (Device::<T>::from_raw(dev), &mut *ks) };
+        let l = match T::link_ksettings(dev) {
+            Ok(l) => l,
+            Err(e) => return e.to_errno(),
+        };
+        // CAST: SPEED_UNKNOWN, -1, is all ones in the u32 field.
+        ks.base.speed = l.speed.unwrap_or(bindings::SPEED_UNKNOWN as u32);
+        // CAST: the DUPLEX_*, PORT_* and AUTONEG_* values fit a u8.
+        ks.base.duplex = match l.full_duplex {
+            Some(true) => bindings::DUPLEX_FULL,
+            Some(false) => bindings::DUPLEX_HALF,
+            None => bindings::DUPLEX_UNKNOWN,
+        } as u8;
+        ks.base.port = match l.port {
+            Port::TwistedPair => bindings::PORT_TP,
+            Port::Other => bindings::PORT_OTHER,
+        } as u8;
+        ks.base.phy_address = l.phy_address;
+        ks.base.autoneg = if l.autoneg {
+            bindings::AUTONEG_ENABLE
+        } else {
+            bindings::AUTONEG_DISABLE
+        } as u8;
+        l.supported.write(&mut ks.link_modes.supported);
+        l.advertising.write(&mut ks.link_modes.advertising);
+        l.lp_advertising.write(&mut ks.link_modes.lp_advertising);
+        0
+    }
+
+    /// Whether the driver has counters of its own. The core warns about a
+    /// driver that has `get_ethtool_stats` and no counter.
+    const fn has_stats() -> bool {
+        assert!(
+            !T::HAS_STATS || !T::STATS.is_empty(),
+            "stats needs at least one name in STATS"
+        );
+        T::HAS_STATS
+    }
+
+    /// The number of strings in `sset`: the counters' names for
+    /// `ETH_SS_STATS`, none of the other sets.
+    ///
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_sset_count(_dev: *mut bindings::net_device, sset: c_int) -> c_int {
+        match u32::try_from(sset) {
+            Ok(bindings::ethtool_stringset_ETH_SS_STATS) => {
+                c_int::try_from(T::STATS.len()).unwrap_or(c_int::MAX)
+            }
+            _ => EOPNOTSUPP.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `data` writable for as many
+    /// `ETH_GSTRING_LEN`-byte strings as [`Self::get_sset_count`] gave for
+    /// `stringset`.
+    unsafe extern "C" fn get_strings(
+        _dev: *mut bindings::net_device,
+        stringset: u32,
+        data: *mut u8,
+    ) {
+        if stringset != bindings::ethtool_stringset_ETH_SS_STATS || data.is_null() {
+            return;
+        }
+        // CAST: 32.
+        let len = bindings::ETH_GSTRING_LEN as usize;
+        // SAFETY: per this function's contract: one string per name, the
+        // count `get_sset_count` gave for this set, which is constant.
+        let buf = unsafe { core::slice::from_raw_parts_mut(data, T::STATS.len() * len) };
+        for (dst, name) in buf.chunks_exact_mut(len).zip(T::STATS) {
+            let bytes = name.to_bytes();
+            let n = bytes.len().min(len - 1);
+            dst[..n].copy_from_slice(&bytes[..n]);
+            dst[n..].fill(0);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with `stats` valid and `data` writable for
+    /// `stats.n_stats` values.
+    unsafe extern "C" fn get_ethtool_stats(
+        dev: *mut bindings::net_device,
+        stats: *mut bindings::ethtool_stats,
+        data: *mut u64,
+    ) {
+        if data.is_null() {
+            return;
+        }
+        // SAFETY: per this function's contract.
+        let (dev, n) = unsafe { (Device::<T>::from_raw(dev), (*stats).n_stats) };
+        // CAST: u32 to usize is lossless on Linux.
+        let n = (n as usize).min(T::STATS.len());
+        // SAFETY: per this function's contract, `data` has `n_stats`
+        // values, and no more than that are used.
+        let values = unsafe { core::slice::from_raw_parts_mut(data, n) };
+        T::stats(dev, values);
     }
 
     /// # Safety
@@ -1181,6 +1427,23 @@ mod tests {
         k.fill(0);
         assert_eq!(indir[7], 7);
         assert_eq!((indir[8], key[3], key[4]), (!0, 0, !0));
+    }
+
+    #[test]
+    fn link_modes_land_on_their_ethtool_bits() {
+        let mut map = [0 as c_ulong; 2];
+        LinkModes::BASE_T_10_HALF
+            .with(LinkModes::BASE_T_1000_FULL)
+            .with(LinkModes::ASYM_PAUSE)
+            .write(&mut map);
+        // ETHTOOL_LINK_MODE_10baseT_Half_BIT 0, 1000baseT_Full 5,
+        // Asym_Pause 14 (uapi/linux/ethtool.h): word 0 on every word size.
+        assert_eq!(map, [1 | 1 << 5 | 1 << 14, 0]);
+        // Bits already there stay.
+        LinkModes::TP.write(&mut map);
+        assert_eq!(map[0], 1 | 1 << 5 | 1 << 7 | 1 << 14);
+        assert!(LinkModes::PAUSE.with(LinkModes::TP).contains(LinkModes::TP));
+        assert!(!LinkModes::TP.contains(LinkModes::PAUSE));
     }
 
     #[test]

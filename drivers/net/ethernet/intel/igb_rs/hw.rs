@@ -19,7 +19,21 @@
 //! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 
 use crate::regs::*;
-use kernel::prelude::*;
+use kernel::{
+    net::{
+        driver::Stats64,
+        ethtool::{
+            LinkModes,
+            LinkSettings,
+            Port, //
+        },
+    },
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+};
 
 /// A register window of an 82576.
 pub(crate) trait Regs {
@@ -406,6 +420,34 @@ pub(crate) fn rx_errata<R: Regs>(r: &R) {
     r.wr(RFCTL, r.rd(RFCTL) | RFCTL_IPV6_EX_DIS);
 }
 
+/// The frame types header split splits: TCP and UDP over IPv4 and IPv6
+/// after their TCP or UDP header, IP fragments after the IP header. Every
+/// other frame goes whole to the packet buffer, as the receive path
+/// expects of a frame the device did not split (a devmem queue drops it:
+/// it is not TCP). Without these, header split would split nothing and
+/// the headers of a devmem queue's TCP frames would land in device memory.
+pub(crate) const PSRTYPE_SPLIT: u32 = PSRTYPE_IPV4_FRAG
+    | PSRTYPE_IPV4_TCP
+    | PSRTYPE_IPV4_UDP
+    | PSRTYPE_IPV6_FRAG
+    | PSRTYPE_IPV6_TCP
+    | PSRTYPE_IPV6_UDP;
+
+/// Sets the receive unit up, before any queue starts: the errata bit, and
+/// the frame types header split splits ([`PSRTYPE_SPLIT`]), for queues
+/// with it and without (for those PSRTYPE is not looked at).
+///
+/// PSRTYPE is one register per pool; which one a queue uses without
+/// virtualization (pool 0's, or the one of the queue's number, as on the
+/// I210, which has one per queue) is UNVERIFIED, so all eight get the
+/// types. The reset value is not relied on.
+pub(crate) fn setup_rx_unit<R: Regs>(r: &R) {
+    rx_errata(r);
+    for n in 0..PSRTYPE_REGS {
+        r.wr(PSRTYPE + 4 * n, PSRTYPE_SPLIT);
+    }
+}
+
 /// Reads NVM word `word` through EERD.
 pub(crate) fn nvm_read<R: Regs>(r: &R, word: u16) -> Result<u16> {
     r.wr(EERD, (u32::from(word) << EERD_ADDR_SHIFT) | EERD_START);
@@ -705,6 +747,88 @@ pub(crate) fn link_speed_duplex(status: u32) -> (u32, bool) {
     (speed, status & STATUS_FD != 0)
 }
 
+/// What the port has: 10 and 100 Mb/s at both duplexes and 1000 Mb/s full
+/// (never 1000 half, as C), autonegotiation, twisted pair, pause frames
+/// both ways.
+pub(crate) const SUPPORTED_MODES: LinkModes = LinkModes::BASE_T_10_HALF
+    .with(LinkModes::BASE_T_10_FULL)
+    .with(LinkModes::BASE_T_100_HALF)
+    .with(LinkModes::BASE_T_100_FULL)
+    .with(LinkModes::BASE_T_1000_FULL)
+    .with(LinkModes::AUTONEG)
+    .with(LinkModes::TP)
+    .with(LinkModes::PAUSE)
+    .with(LinkModes::ASYM_PAUSE);
+
+/// The modes of ANAR or ANLPAR `v` (10 and 100 Mb/s, pause), and of
+/// 1000BASE-T bits `full` and `half` of `g` (CTRL1000 or STAT1000).
+fn phy_modes(v: u16, g: u16, (full, half): (u16, u16)) -> LinkModes {
+    [
+        (v & ANAR_10_HD, LinkModes::BASE_T_10_HALF),
+        (v & ANAR_10_FD, LinkModes::BASE_T_10_FULL),
+        (v & ANAR_100_HD, LinkModes::BASE_T_100_HALF),
+        (v & ANAR_100_FD, LinkModes::BASE_T_100_FULL),
+        (v & ANAR_PAUSE, LinkModes::PAUSE),
+        (v & ANAR_ASM_DIR, LinkModes::ASYM_PAUSE),
+        (g & full, LinkModes::BASE_T_1000_FULL),
+        (g & half, LinkModes::BASE_T_1000_HALF),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| *bit != 0)
+    .fold(LinkModes::NONE, |m, (_, mode)| m.with(mode))
+}
+
+/// The link as `ethtool DEV` shows it: speed and duplex from STATUS (none
+/// without a link), the rest from the PHY, under its SW_FW_SYNC bit:
+/// autonegotiation (BMCR), our advertisement (ANAR, CTRL1000), the
+/// partner's (ANLPAR, 1000BASE-T status; what the last autonegotiation
+/// got). A PHY that cannot be read (the firmware holds it) leaves the
+/// advertisements empty; autonegotiation is reported on, as the driver
+/// always sets it. Sleeps: process context.
+pub(crate) fn link_settings<R: Regs>(r: &R) -> LinkSettings {
+    let status = r.rd(STATUS);
+    let link = (status & STATUS_LU != 0).then(|| link_speed_duplex(status));
+    let phy = (|| -> Result<[u16; 5]> {
+        let phy = Phy::acquire(r)?;
+        let regs = [PHY_BMCR, PHY_ANAR, PHY_CTRL1000, PHY_ANLPAR, PHY_STAT1000];
+        let mut v = [0; 5];
+        for (v, reg) in v.iter_mut().zip(regs) {
+            *v = phy.read(reg)?;
+        }
+        Ok(v)
+    })();
+    let (autoneg, advertising, lp_advertising) = match phy {
+        Ok([bmcr, anar, ctrl1000, anlpar, stat1000]) => {
+            let an = bmcr & BMCR_AUTONEG_EN != 0;
+            let ours = phy_modes(anar, ctrl1000, (CTRL1000_FD, CTRL1000_HD));
+            let ours = ours.with(LinkModes::TP).with(if an {
+                LinkModes::AUTONEG
+            } else {
+                LinkModes::NONE
+            });
+            let lp = phy_modes(anlpar, stat1000, (STAT1000_LP_FD, STAT1000_LP_HD));
+            let lp = lp.with(if anlpar & ANLPAR_ACK != 0 {
+                LinkModes::AUTONEG
+            } else {
+                LinkModes::NONE
+            });
+            (an, ours, lp)
+        }
+        Err(_) => (true, LinkModes::NONE, LinkModes::NONE),
+    };
+    LinkSettings {
+        speed: link.map(|(speed, _)| speed),
+        full_duplex: link.map(|(_, full)| full),
+        port: Port::TwistedPair,
+        // CAST: the internal PHY's address, 1.
+        phy_address: PHY_ADDR as u8,
+        autoneg,
+        supported: SUPPORTED_MODES,
+        advertising,
+        lp_advertising,
+    }
+}
+
 /// Link flow control (IEEE 802.3x pause frames): whether the MAC honours
 /// the pause frames it receives (`rx`), and sends them when its receive
 /// packet buffer fills (`tx`).
@@ -878,4 +1002,176 @@ pub(crate) fn fc_after_link_up<R: Regs>(r: &R, requested: Fc, autoneg: bool) -> 
     };
     force_fc(r, fc);
     Ok(fc)
+}
+
+/// How long a transmit ring with frames pending may free none before it is
+/// taken as hung, at the link speed in `status`: a second, 14 at 10 Mb/s,
+/// where a ring's worth of full frames takes seconds (C's
+/// tx_timeout_factor).
+fn tx_hang_timeout_ms(status: u32) -> u64 {
+    match link_speed_duplex(status).0 {
+        10 => 14_000,
+        _ => 1_000,
+    }
+}
+
+/// What the watchdog saw of a transmit ring, once it freed what the device
+/// had sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TxProgress {
+    /// Frames the ring freed since it was made (wrapping).
+    pub(crate) freed: u64,
+    /// Frames remain that the device has not sent.
+    pub(crate) pending: bool,
+}
+
+/// Transmit hang detection for one ring, from the watchdog (what the C igb
+/// does from its clean path once the watchdog sets
+/// IGB_RING_FLAG_TX_DETECT_HANG).
+///
+/// C takes a ring as hung when the frame it waits for was queued more than
+/// the timeout ago and the partner is not pausing the link (STATUS.TXOFF).
+/// Here, rather than a time stamp per frame on the transmit path, the
+/// watchdog remembers when it first saw the ring with frames pending and
+/// none freed since: the ring is hung once that lasts the timeout. That
+/// asks the same of the device (it sent nothing for that long), whatever
+/// the ring holds, at no cost per frame. A pause stops the wait: the
+/// device may not send while paused, and gets the whole timeout from the
+/// first look that finds the pause over.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxHangCheck {
+    /// Frames freed, and the time (ms), when the ring was first seen with
+    /// frames pending and no progress since.
+    stalled: Option<(u64, u64)>,
+}
+
+impl TxHangCheck {
+    pub(crate) const fn new() -> Self {
+        Self { stalled: None }
+    }
+
+    /// Looks at the ring as `p` says, with STATUS as read now (`status`:
+    /// link speed, TXOFF) and a monotonic time in ms; whether the ring is
+    /// hung. A ring that empties, or frees a frame, starts over.
+    pub(crate) fn check(&mut self, p: TxProgress, status: u32, now_ms: u64) -> bool {
+        if !p.pending || status & STATUS_TXOFF != 0 {
+            // Nothing to send, or not allowed to: the wait starts at the
+            // next look that finds frames pending and no pause.
+            self.stalled = None;
+            return false;
+        }
+        match self.stalled {
+            Some((freed, since)) if freed == p.freed => {
+                now_ms.saturating_sub(since) >= tx_hang_timeout_ms(status)
+            }
+            _ => {
+                // The first look with frames pending, or progress since
+                // the last: the wait starts now.
+                self.stalled = Some((p.freed, now_ms));
+                false
+            }
+        }
+    }
+}
+
+/// What the causes of an "other" interrupt ask of the driver (ICR, read
+/// once: the read clears it), as the C igb handles them
+/// (`igb_msix_other`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OtherCauses {
+    /// The link changed (LSC): the watchdog looks at it.
+    pub(crate) link: bool,
+    /// The device was reset behind the driver (DRSTA): every register is
+    /// at its reset value, so the device needs all of its setup again,
+    /// the address filters included (C schedules its reset task).
+    pub(crate) reset: bool,
+    /// The transmit DMA was out of sync (DOUTSYNC): counted, as C does.
+    /// C also reads WVBR then, for VFs that spoofed frames; without VFs
+    /// nothing sets it.
+    pub(crate) dma_out_of_sync: bool,
+}
+
+impl OtherCauses {
+    pub(crate) fn new(icr: u32) -> Self {
+        Self {
+            link: icr & ICR_LSC != 0,
+            reset: icr & ICR_DRSTA != 0,
+            dma_out_of_sync: icr & ICR_DOUTSYNC != 0,
+        }
+    }
+}
+
+/// The device's drop counters, added up: MPC, RNBC, and RQDPC of queues
+/// `0..N`.
+///
+/// The device's statistics registers clear when read and stop at all ones
+/// rather than wrap. Each reading is therefore added here once, by
+/// whichever reader made it (the watchdog every 2 s, `get_stats64`, the
+/// queue counters, `ethtool -S`), readers racing with each other included:
+/// each gets its own part of the count. A device gone from the bus reads
+/// all ones too: a reading of all ones counts only if STATUS shows the
+/// device still there.
+pub(crate) struct Drops<const N: usize> {
+    /// MPC: frames missed, the packet buffer full.
+    missed: Atomic<u64>,
+    /// RNBC: frames that found their queue without descriptors.
+    no_buffer: Atomic<u64>,
+    /// RQDPC(n): frames queue n dropped for lack of descriptors
+    /// (SRRCTL.DROP_EN).
+    queue: [Atomic<u64>; N],
+}
+
+impl<const N: usize> Drops<N> {
+    pub(crate) fn new() -> Self {
+        Self {
+            missed: Atomic::new(0),
+            no_buffer: Atomic::new(0),
+            queue: core::array::from_fn(|_| Atomic::new(0)),
+        }
+    }
+
+    /// Reads the counters, which clears them, and adds what they counted.
+    pub(crate) fn update<R: Regs>(&self, r: &R) {
+        let missed = r.rd(MPC);
+        let no_buffer = r.rd(RNBC);
+        let queue: [u32; N] = core::array::from_fn(|q| r.rd(rxq(q) + Q_DPC));
+        let suspect = missed == !0 || no_buffer == !0 || queue.contains(&!0);
+        let gone = suspect && r.rd(STATUS) == !0;
+        let add = |total: &Atomic<u64>, n: u32| {
+            if !(gone && n == !0) {
+                total.fetch_add(u64::from(n), Relaxed);
+            }
+        };
+        add(&self.missed, missed);
+        add(&self.no_buffer, no_buffer);
+        for (total, n) in self.queue.iter().zip(queue) {
+            add(total, n);
+        }
+    }
+
+    /// Frames missed for a full packet buffer (MPC).
+    pub(crate) fn missed(&self) -> u64 {
+        self.missed.load(Relaxed)
+    }
+
+    /// Frames that found their queue without descriptors (RNBC).
+    pub(crate) fn no_buffer(&self) -> u64 {
+        self.no_buffer.load(Relaxed)
+    }
+
+    /// Frames queue `q` dropped for lack of descriptors (RQDPC); 0 for a
+    /// queue not counted.
+    pub(crate) fn queue(&self, q: usize) -> u64 {
+        self.queue.get(q).map_or(0, |t| t.load(Relaxed))
+    }
+
+    /// Puts the totals in the device's counters: frames the packet buffer
+    /// missed in `rx_missed_errors` (as C), those the queues dropped in
+    /// `rx_fifo_errors` (as C, which adds MPC there too: here each frame
+    /// is in one counter only). RNBC is in neither: the frames it counts
+    /// may still be received; `ethtool -S` shows it, as in C.
+    pub(crate) fn fill(&self, stats: &mut Stats64) {
+        stats.rx_missed_errors = self.missed();
+        stats.rx_fifo_errors = (0..N).map(|q| self.queue(q)).sum();
+    }
 }

@@ -82,7 +82,9 @@ use kernel::{
     time::{
         delay::fsleep,
         msecs_to_jiffies,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
 };
 use regs::*;
@@ -165,8 +167,6 @@ pub(crate) struct QueuePair {
     rx_dropped: Atomic<u64>,
     /// Times refilling the ring found a page pool empty.
     rx_alloc_fail: Atomic<u64>,
-    /// Frames the device dropped for lack of descriptors (RQDPC).
-    rx_overruns: Atomic<u64>,
     tx_packets: Atomic<u64>,
     tx_bytes: Atomic<u64>,
     tx_dropped: Atomic<u64>,
@@ -197,7 +197,6 @@ impl QueuePair {
             rx_bytes: Atomic::new(0),
             rx_dropped: Atomic::new(0),
             rx_alloc_fail: Atomic::new(0),
-            rx_overruns: Atomic::new(0),
             tx_packets: Atomic::new(0),
             tx_bytes: Atomic::new(0),
             tx_dropped: Atomic::new(0),
@@ -220,9 +219,9 @@ impl QueuePair {
         1 << self.vector()
     }
 
-    /// The pair's receive counters.
-    fn rx_stats(&self) -> RxQueueStats {
-        let overruns = self.rx_overruns.load(Relaxed);
+    /// The pair's receive counters, with the frames its queue dropped for
+    /// lack of descriptors (`overruns`, the device's count).
+    fn rx_stats(&self, overruns: u64) -> RxQueueStats {
         RxQueueStats {
             packets: Some(self.rx_packets.load(Relaxed)),
             bytes: Some(self.rx_bytes.load(Relaxed)),
@@ -496,27 +495,32 @@ pub(crate) struct Nic {
     /// read, so every read adds to these.
     pause_rx: Atomic<u64>,
     pause_tx: Atomic<u64>,
-    /// Frames missed for a full packet buffer (MPC), as the pause frames.
-    missed: Atomic<u64>,
+    /// The device's drop counters (MPC, RNBC, RQDPC), as the pause frames.
+    drops: hw::Drops<QUEUES>,
     /// The longest frame received, from the MTU (RLPML).
     max_frame: Atomic<u32>,
     /// The shortest interval between a queue vector's interrupts, µs
     /// (`ethtool -C rx-usecs`).
     itr_usecs: Atomic<u32>,
     /// The watchdog: link changes and speed, transmit work stuck behind a
-    /// lost link, the drop counters; every 2 s and on a link interrupt,
-    /// while the device is up (`watchdog_on`).
+    /// lost link, hung transmit rings, the drop counters; every 2 s and on
+    /// a link interrupt, while the device is up (`watchdog_on`).
     #[pin]
     watchdog: DeviceWork<Nic, WATCHDOG>,
     /// The watchdog is enabled: set at the end of `open`, cleared in
     /// `stop`, both under the instance lock.
     watchdog_on: Atomic<bool>,
-    /// A device reset (down and up), for a transmit hang.
+    /// A device reset (down and up), for a transmit hang, or after a reset
+    /// the driver did not ask for (DRSTA).
     #[pin]
     reset_task: DeviceWork<Nic, RESET_TASK>,
-    /// Transmit hangs: the core's timeouts, and transmit work left behind
-    /// by a lost link.
+    /// Transmit hangs: the core's timeouts, rings the watchdog found hung,
+    /// and transmit work left behind by a lost link.
     tx_timeouts: Atomic<u64>,
+    /// Times the device reported its transmit DMA out of sync (DOUTSYNC).
+    dma_out_of_sync: Atomic<u64>,
+    /// The watchdog's clock: transmit hang detection counts from here.
+    epoch: Instant<Monotonic>,
     /// Flow control; held around the PHY accesses of `ethtool -A` and of
     /// the watchdog, so that their MDIC transactions do not interleave.
     #[pin]
@@ -548,7 +552,7 @@ impl Nic {
             filters_lost: Atomic::new(false),
             pause_rx: Atomic::new(0),
             pause_tx: Atomic::new(0),
-            missed: Atomic::new(0),
+            drops: hw::Drops::new(),
             max_frame: Atomic::new(max_frame(1500)),
             itr_usecs: Atomic::new(hw::ITR_DEFAULT_USECS),
             watchdog <- DeviceWork::new(
@@ -563,6 +567,8 @@ impl Nic {
                 kernel::sync::static_lock_class!()
             ),
             tx_timeouts: Atomic::new(0),
+            dma_out_of_sync: Atomic::new(0),
+            epoch: Instant::now(),
             phy <- new_mutex!(FcState::new(), "Nic::phy"),
             link_changed: Atomic::new(false),
             queues <- pin_init::pin_init_array_from_fn(|i| {
@@ -595,20 +601,10 @@ impl Nic {
     }
 
     /// Adds what the device's drop counters counted since they were last
-    /// read (they clear when read) to the totals: MPC, and RQDPC of every
-    /// queue, as a queue counts while it is out of use too. A device that
-    /// is gone reads all ones, and adds nothing.
+    /// read (they clear when read) to the totals: MPC, RNBC, and RQDPC of
+    /// every pair's queue, as a queue counts while it is out of use too.
     fn read_drops(&self) {
-        let add = |total: &Atomic<u64>, reg: usize| {
-            let n = self.rd(reg);
-            if n != !0 {
-                total.fetch_add(u64::from(n), Relaxed);
-            }
-        };
-        add(&self.missed, MPC);
-        for q in &self.queues {
-            add(&q.rx_overruns, rxq(q.idx) + Q_DPC);
-        }
+        self.drops.update(self);
     }
 
     /// What flow control is asked for: `ethtool -A`'s, else the NVM's
@@ -666,6 +662,21 @@ impl Nic {
         self.active().iter().any(|q| {
             let tx = q.tx.lock();
             tx.unused() + 1 < tx.len()
+        })
+    }
+
+    /// The first pair in use whose transmit ring is hung: frames pending,
+    /// none sent for the timeout, the link not paused by the partner (see
+    /// [`hw::TxHangCheck`]). Each ring frees what the device sent first,
+    /// so that frames sent but not yet cleaned (a poll not run yet) do not
+    /// count, and tells byte queue limits of them under the ring's lock.
+    /// `status` is STATUS as read now.
+    fn hung_tx(&self, dev: &Device<Nic>, status: u32) -> Option<&QueuePair> {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
+        self.active().iter().find(|q| {
+            let mut tx = q.tx.lock();
+            q.complete_tx(dev, &mut tx, None);
+            tx.hung(status, now)
         })
     }
 
@@ -768,7 +779,9 @@ impl Nic {
             self.restore_filters();
         }
         self.configure_rss();
-        hw::rx_errata(self);
+        // Before the queues start: one with header split splits only the
+        // frame types PSRTYPE enables.
+        hw::setup_rx_unit(self);
 
         for q in self.active() {
             // The queue is off (`stop`, or reset at probe) and its ring
@@ -1259,12 +1272,11 @@ impl Operations for Nic {
     fn get_stats64(dev: &Device<Self>, stats: &mut Stats64) {
         let nic = dev.data();
         nic.read_drops();
-        stats.rx_missed_errors = nic.missed.load(Relaxed);
+        nic.drops.fill(stats);
         for q in &nic.queues {
             stats.rx_packets += q.rx_packets.load(Relaxed);
             stats.rx_bytes += q.rx_bytes.load(Relaxed);
             stats.rx_dropped += q.rx_dropped.load(Relaxed);
-            stats.rx_fifo_errors += q.rx_overruns.load(Relaxed);
             stats.tx_packets += q.tx_packets.load(Relaxed);
             stats.tx_bytes += q.tx_bytes.load(Relaxed);
             stats.tx_dropped += q.tx_dropped.load(Relaxed);
@@ -1545,6 +1557,27 @@ impl ethtool::Ops for Nic {
         }
     }
 
+    fn link_ksettings(dev: &Device<Self>) -> Result<ethtool::LinkSettings> {
+        let nic = dev.data();
+        // The PHY's other users in the driver (the watchdog, `-A`) hold
+        // this around their transactions too.
+        let _phy = nic.phy.lock();
+        Ok(hw::link_settings(nic))
+    }
+
+    const STATS: &'static [&'static CStr] = &[c"rx_no_buffer_count", c"tx_dma_out_of_sync"];
+
+    fn stats(dev: &Device<Self>, values: &mut [u64]) {
+        let nic = dev.data();
+        nic.read_drops();
+        // As in C: the frames that found their queue without descriptors
+        // (RNBC), and the DOUTSYNC interrupts.
+        let counters = [nic.drops.no_buffer(), nic.dma_out_of_sync.load(Relaxed)];
+        for (v, c) in values.iter_mut().zip(counters) {
+            *v = c;
+        }
+    }
+
     fn channels(dev: &Device<Self>) -> ethtool::Channels {
         ethtool::Channels {
             // CAST: 4.
@@ -1711,8 +1744,10 @@ impl QueueStats for Nic {
     fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
         let nic = dev.data();
         nic.read_drops();
-        nic.queue(idx)
-            .map_or_else(|_| RxQueueStats::default(), QueuePair::rx_stats)
+        nic.queue(idx).map_or_else(
+            |_| RxQueueStats::default(),
+            |q| q.rx_stats(nic.drops.queue(q.idx)),
+        )
     }
 
     fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats {
@@ -1746,7 +1781,7 @@ impl QueueStats for Nic {
             ..Default::default()
         };
         for q in nic.queues.get(nic.active().len()..).unwrap_or(&[]) {
-            rx.add(&q.rx_stats());
+            rx.add(&q.rx_stats(nic.drops.queue(q.idx)));
             tx.add(&q.tx_stats());
         }
         (rx, tx)
@@ -1813,6 +1848,25 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
             nic.reset_task.schedule(dev, 0, false);
             return;
         }
+        // With the link up, a ring the device stopped sending from: its
+        // queue stops taking frames, and the device is reset, as C does
+        // (which stops the queue and leaves the reset to the core's
+        // transmit timeout, seconds later). The reset's `open` wakes the
+        // queue.
+        if let Some(q) = link.then(|| nic.hung_tx(dev, status)).flatten() {
+            let tq = txq(q.idx);
+            dev_err!(
+                nic.pdev,
+                "transmit queue {} hung (head {:#x}, tail {:#x}): reset\n",
+                q.idx,
+                nic.rd(tq + Q_HEAD),
+                nic.rd(tq + Q_TAIL)
+            );
+            dev.stop_queue(q.txq());
+            nic.tx_timeouts.add(1, Relaxed);
+            nic.reset_task.schedule(dev, 0, false);
+            return;
+        }
         nic.watchdog
             .schedule(dev, msecs_to_jiffies(WATCHDOG_PERIOD_MS), false);
     }
@@ -1860,7 +1914,8 @@ impl irq::Handler for QueueIrq {
     }
 }
 
-/// The "other" interrupt: link changes.
+/// The "other" interrupt: link changes, and the device's own reports (a
+/// reset behind the driver, transmit DMA out of sync).
 struct OtherIrq {
     dev: ARef<Device<Nic>>,
 }
@@ -1869,8 +1924,19 @@ impl irq::Handler for OtherIrq {
     fn handle(&self) -> IrqReturn {
         let nic = self.dev.data();
         // Cleared by the read (GPIE.NSICR).
-        let icr = nic.rd(ICR);
-        if icr & ICR_LSC != 0 {
+        let causes = hw::OtherCauses::new(nic.rd(ICR));
+        if causes.reset {
+            // Reset by someone else (the C igb resets on it, on every MAC,
+            // VFs or not): the rings, the filters, every register are
+            // gone. Down and up, the address filters written again.
+            dev_err!(nic.pdev, "the device was reset (DRSTA): reset\n");
+            nic.filters_lost.store(true, Relaxed);
+            nic.reset_task.schedule(&self.dev, 0, false);
+        }
+        if causes.dma_out_of_sync {
+            nic.dma_out_of_sync.add(1, Relaxed);
+        }
+        if causes.link {
             // The watchdog handles it now, in process context (flow
             // control needs the PHY); nothing while the device is down.
             nic.link_changed.store(true, Relaxed);

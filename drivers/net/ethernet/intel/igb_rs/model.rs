@@ -7,8 +7,9 @@
 //! DMA requests never linger. This model takes time for each (model time:
 //! every register access costs 1 µs, [`Regs::sleep_us`] adds its argument),
 //! or never finishes, on request; it keeps the NVM and a PHY register file
-//! behind EERD and MDIC, records every access, and records a [`Rule`]
-//! broken by the access sequence the driver's procedures (`hw.rs`) make.
+//! behind EERD and MDIC, statistics registers that clear when read and stop
+//! at all ones, records every access, and records a [`Rule`] broken by the
+//! access sequence the driver's procedures (`hw.rs`) make.
 //!
 //! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 
@@ -60,6 +61,11 @@ pub(crate) enum Rule {
     SyncTakenFromFirmware,
     /// CTRL.PHY_RST while MANC.BLK_PHY_RST_ON_IDE forbids it.
     PhyResetBlocked,
+    /// Receive queue `.0` runs (or is starting) with header split while a
+    /// PSRTYPE that may apply to it lacks a TCP type: its TCP frames would
+    /// go whole to the packet buffer, headers and all (device memory, on a
+    /// devmem queue).
+    SplitWithoutTypes(usize),
 }
 
 /// A register access: model time, write or read, register, value.
@@ -303,6 +309,15 @@ struct State {
     /// Times a link that was up went down (autonegotiation restarted, or
     /// the PHY reset).
     link_drops: u32,
+    /// The device is gone from the bus: every read returns all ones.
+    gone: bool,
+}
+
+/// Whether `reg` is a statistics counter: the statistics block (MPC,
+/// RNBC, the pause frame counters, ...), and each receive queue's RQDPC.
+/// The device clears one when it is read, and stops it at all ones.
+fn is_counter(reg: usize) -> bool {
+    (0x4000..0x4100).contains(&reg) || matches!(queue_reg(reg), Some((true, _, Q_DPC)))
 }
 
 /// Register index of `reg`.
@@ -443,6 +458,17 @@ impl State {
         }
     }
 
+    /// Whether receive queue `q` splits headers and a PSRTYPE that may
+    /// apply to it lacks a TCP type, IPv4's or IPv6's. Which of the eight
+    /// applies without virtualization is UNVERIFIED: pool 0's, or the
+    /// queue's own (as on the I210); both must have them.
+    fn split_without_types(&self, q: usize) -> bool {
+        let split = self.get(rxq(q) + Q_SRRCTL) & SRRCTL_DESCTYPE_MASK == SRRCTL_DESCTYPE_HDR_SPLIT;
+        let tcp = PSRTYPE_IPV4_TCP | PSRTYPE_IPV6_TCP;
+        let lacks = |n: usize| self.get(PSRTYPE + 4 * n) & tcp != tcp;
+        split && (lacks(0) || (q < PSRTYPE_REGS && lacks(q)))
+    }
+
     fn reset(&mut self) {
         let keep = [CTRL_EXT, GCR, MANC, SW_FW_SYNC];
         let kept = keep.map(|r| self.get(r));
@@ -454,6 +480,10 @@ impl State {
         }
         self.set(CTRL, 0x0010_0209);
         self.set(TCTL, 0xa404_00f8);
+        // Reset asserted: whether silicon latches DRSTA for a reset the
+        // driver asked for (CTRL.RST) is UNVERIFIED; the model does, so
+        // that a driver that leaves it pending resets itself again.
+        self.set(ICR, ICR_DRSTA);
         self.set(EEMNGCTL, 1 << 31);
         self.set(EECD, EECD_PRES);
         self.rx = [Queue::RESET; HW_QUEUES];
@@ -476,6 +506,14 @@ impl State {
 
     fn read(&mut self, reg: usize) -> u32 {
         let now = self.now;
+        if self.gone {
+            return !0;
+        }
+        if is_counter(reg) {
+            let v = self.get(reg);
+            self.set(reg, 0);
+            return v;
+        }
         match reg {
             STATUS => {
                 let ctrl = self.get(CTRL);
@@ -617,6 +655,15 @@ impl State {
                 self.set(reg, val);
                 self.filter_written(reg, val);
             }
+            PSRTYPE..=0x549f => {
+                self.set(reg, val);
+                for q in 0..HW_QUEUES {
+                    let on = self.rx.get(q).is_some_and(|q| q.engine != Engine::Off);
+                    if on && self.split_without_types(q) {
+                        self.broke(Rule::SplitWithoutTypes(q));
+                    }
+                }
+            }
             _ => match queue_reg(reg) {
                 Some((rx, q, off)) => self.queue_write(rx, q, off, reg, val),
                 None => self.set(reg, val),
@@ -668,6 +715,11 @@ impl State {
             self.broke(rule);
         }
         self.set(reg, val);
+        // A queue enabled (or left enabled) splits from now on.
+        let enabled = off == Q_DCTL && val & DCTL_ENABLE != 0;
+        if rx && enabled && self.split_without_types(q) {
+            self.broke(Rule::SplitWithoutTypes(q));
+        }
     }
 }
 
@@ -697,6 +749,7 @@ impl Model {
             swesmbi: false,
             link_at: link.then_some(0),
             link_drops: 0,
+            gone: false,
         };
         s.set(GCR, gcr);
         s.set(MANC, manc);
@@ -711,6 +764,8 @@ impl Model {
         if s.cfg_done_at != u64::MAX {
             s.cfg_done_at = 0;
         }
+        // Power-on is not a reset the driver is told of.
+        s.set(ICR, 0);
         Ok(Self(RefCell::new(s)))
     }
 
@@ -822,6 +877,28 @@ impl Model {
         self.0.borrow().phy.get(reg).copied().unwrap_or(0)
     }
 
+    /// The device counts `n` events in statistics register `reg`, which
+    /// stops at all ones.
+    pub(crate) fn count(&self, reg: usize, n: u32) {
+        let mut s = self.0.borrow_mut();
+        let v = s.get(reg).saturating_add(n);
+        s.set(reg, v);
+    }
+
+    /// The device is reset behind the driver's back (by firmware, or a
+    /// reset of the whole device): every register at its reset value,
+    /// every ring forgotten, ICR.DRSTA set.
+    pub(crate) fn reset_by_firmware(&self) {
+        let mut s = self.0.borrow_mut();
+        s.reset();
+    }
+
+    /// The device is gone from the bus (surprise removal): from now on
+    /// every register reads all ones.
+    pub(crate) fn unplug(&self) {
+        self.0.borrow_mut().gone = true;
+    }
+
     /// Times a link that was up went down.
     pub(crate) fn link_drops(&self) -> u32 {
         self.0.borrow().link_drops
@@ -879,10 +956,15 @@ mod tests {
         IpAddr,
         Ipv4Addr, //
     };
-    use kernel::net::ethtool::{
-        FlowRule,
-        FlowType,
-        RuleLocation, //
+    use kernel::net::{
+        driver::Stats64,
+        ethtool::{
+            FlowRule,
+            FlowType,
+            LinkModes,
+            Port,
+            RuleLocation, //
+        },
     };
 
     /// A ring somewhere, of 256 descriptors.
@@ -1049,6 +1131,7 @@ mod tests {
     #[test]
     fn rx_start_gives_descriptors_only_once_enabled() -> Result {
         let m = model(|c| c.queue_on = After::Us(500))?;
+        hw::setup_rx_unit(&m);
         let t0 = m.now();
         hw::rx_start(&m, 2, RING, hw::srrctl(2048, true, false), (10, 9)).map_err(|_| EIO)?;
         assert!(m.now() - t0 >= 500);
@@ -1524,6 +1607,63 @@ mod tests {
         Ok(())
     }
 
+    // Header split on silicon: PSRTYPE says which frames are split.
+
+    #[test]
+    fn header_split_queue_starts_after_psrtype() -> Result {
+        // The driver's order (`configure`): the receive unit, then the
+        // queues.
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        let split = hw::srrctl(2048, true, false);
+        hw::rx_start(&m, 1, RING, split, (0, 255)).map_err(|_| EIO)?;
+        assert!(m.running(true, 1));
+        // Every pool's register: TCP and UDP over IPv4 and IPv6, and IP
+        // fragments; not type 0, which would split any frame after its
+        // Ethernet header.
+        for n in 0..PSRTYPE_REGS {
+            assert_eq!(m.peek(PSRTYPE + 4 * n), 0x38e);
+        }
+        assert_eq!(hw::PSRTYPE_SPLIT & 1, 0);
+        assert!(m.peek(RFCTL) & RFCTL_IPV6_EX_DIS != 0);
+        // A queue without header split does not look at PSRTYPE.
+        let m = Model::silicon()?;
+        hw::rx_start(&m, 2, RING, hw::srrctl(2048, false, false), (0, 255)).map_err(|_| EIO)?;
+        // Caught if a split queue starts while PSRTYPE lacks TCP.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn header_split_without_psrtype_is_caught() -> Result {
+        // What igb_rs did: header split in SRRCTL, PSRTYPE at its reset
+        // value. Silicon would split nothing.
+        let m = Model::silicon()?;
+        hw::rx_errata(&m);
+        hw::rx_start(&m, 1, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(1)));
+        // Pool 0's register alone is not enough while which one applies
+        // is not known; nor is IPv4's TCP type without IPv6's.
+        let m = Model::silicon()?;
+        m.wr(PSRTYPE, hw::PSRTYPE_SPLIT);
+        hw::rx_start(&m, 3, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(3)));
+        let m = Model::silicon()?;
+        for n in 0..PSRTYPE_REGS {
+            m.wr(PSRTYPE + 4 * n, PSRTYPE_IPV4_TCP);
+        }
+        hw::rx_start(&m, 0, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.broke(Rule::SplitWithoutTypes(0)));
+        // Types taken away under a running split queue.
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        hw::rx_start(&m, 1, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
+        assert!(m.clean());
+        m.wr(PSRTYPE + 4, 0);
+        assert!(m.broke(Rule::SplitWithoutTypes(1)));
+        Ok(())
+    }
+
     // Interrupt moderation: EITR's interval field counts 1 µs steps in
     // bits 14:2.
 
@@ -1929,6 +2069,285 @@ mod tests {
         assert_eq!(ftqf_writes(&m, t0), HW_FILTERS + 1);
         assert_eq!(m.route(&flow([10, 0, 0, 1], 5000, 80)), to_queue(1));
         assert!((1..HW_FILTERS).all(|n| m.peek(FTQF + 4 * n) == FTQF_DISABLED));
+        assert!(m.clean());
+        Ok(())
+    }
+
+    // Drop counters: the statistics registers clear when read and stop at
+    // all ones; every reading is added once, to the right counter.
+
+    type Drops = hw::Drops<4>;
+
+    #[test]
+    fn drop_counters_clear_on_read_and_accumulate() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, 5);
+        m.count(RNBC, 7);
+        m.count(rxq(1) + Q_DPC, 3);
+        d.update(&m);
+        assert_eq!((d.missed(), d.no_buffer(), d.queue(1)), (5, 7, 3));
+        // Each read cleared its register (RNBC included, which igb_rs did
+        // not read): a second update adds nothing.
+        assert_eq!(
+            (m.peek(MPC), m.peek(RNBC), m.peek(rxq(1) + Q_DPC)),
+            (0, 0, 0)
+        );
+        d.update(&m);
+        assert_eq!((d.missed(), d.no_buffer(), d.queue(1)), (5, 7, 3));
+        // What the device counts later adds up.
+        m.count(MPC, 2);
+        m.count(rxq(1) + Q_DPC, 1);
+        m.count(rxq(3) + Q_DPC, 4);
+        d.update(&m);
+        assert_eq!(
+            (d.missed(), d.queue(1), d.queue(3), d.queue(0)),
+            (7, 4, 4, 0)
+        );
+        // A queue beyond those counted is not read, so not cleared.
+        m.count(rxq(4) + Q_DPC, 9);
+        d.update(&m);
+        assert_eq!((m.peek(rxq(4) + Q_DPC), d.queue(4)), (9, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counters_land_in_their_stats_fields() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, 10);
+        m.count(RNBC, 20);
+        m.count(rxq(0) + Q_DPC, 1);
+        m.count(rxq(2) + Q_DPC, 2);
+        d.update(&m);
+        let mut s = Stats64::default();
+        d.fill(&mut s);
+        assert_eq!(s.rx_missed_errors, 10);
+        // The queues' drops alone: not MPC a second time (C adds it there
+        // too), nor RNBC, whose frames may still be received.
+        assert_eq!(s.rx_fifo_errors, 3);
+        assert_eq!((s.rx_dropped, s.rx_errors), (0, 0));
+        // Every get_stats64 fills the fields again: set, not added.
+        d.fill(&mut s);
+        assert_eq!((s.rx_missed_errors, s.rx_fifo_errors), (10, 3));
+        assert_eq!(d.no_buffer(), 20);
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counter_read_as_a_level_loses_counts() -> Result {
+        // A counter taken as a level (the total is the last reading)
+        // loses what an earlier read cleared, as a reader racing with the
+        // watchdog would.
+        let m = Model::silicon()?;
+        m.count(MPC, 5);
+        let watchdog = m.rd(MPC);
+        m.count(MPC, 2);
+        let level = m.rd(MPC);
+        assert_eq!((watchdog, level), (5, 2));
+        // Added, as `Drops` does, nothing is lost.
+        assert_eq!(watchdog + level, 7);
+        Ok(())
+    }
+
+    #[test]
+    fn drop_counter_saturated_counts_a_gone_device_does_not() -> Result {
+        let m = Model::silicon()?;
+        let d = Drops::new();
+        m.count(MPC, u32::MAX - 1);
+        m.count(MPC, 5);
+        // Stopped at all ones, not wrapped.
+        assert_eq!(m.peek(MPC), u32::MAX);
+        d.update(&m);
+        assert_eq!(d.missed(), u64::from(u32::MAX));
+        // Gone from the bus: every register reads all ones; nothing added.
+        m.count(rxq(0) + Q_DPC, 1);
+        m.unplug();
+        d.update(&m);
+        assert_eq!(d.missed(), u64::from(u32::MAX));
+        assert_eq!((d.queue(0), d.no_buffer()), (0, 0));
+        Ok(())
+    }
+
+    // Transmit hangs: frames pending, none freed for the timeout, the link
+    // not paused by the partner.
+
+    /// STATUS of a full-duplex link up at 1000 Mb/s.
+    const UP_1000: u32 = STATUS_LU | STATUS_FD | 0x80;
+
+    fn ring(freed: u64, pending: bool) -> hw::TxProgress {
+        hw::TxProgress { freed, pending }
+    }
+
+    #[test]
+    fn tx_hang_is_a_ring_that_sends_nothing_for_a_second() {
+        let mut h = hw::TxHangCheck::new();
+        // First seen stalled at 2000 ms: the wait starts.
+        assert!(!h.check(ring(5, true), UP_1000, 2_000));
+        assert!(!h.check(ring(5, true), UP_1000, 2_999));
+        // A second without a frame freed, frames still pending: hung.
+        assert!(h.check(ring(5, true), UP_1000, 3_000));
+        // From the watchdog's 2 s period: the second look.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), UP_1000, 0));
+        assert!(h.check(ring(0, true), UP_1000, 2_000));
+    }
+
+    #[test]
+    fn tx_progress_or_an_empty_ring_is_no_hang() {
+        let mut h = hw::TxHangCheck::new();
+        // A busy ring frees frames between looks: never hung, however
+        // long it stays busy.
+        for (k, t) in (0..10u64).zip((0..).step_by(2_000)) {
+            assert!(!h.check(ring(k, true), UP_1000, t));
+        }
+        // It stalls at 20 s: the wait counts from then, not from the
+        // first look.
+        assert!(!h.check(ring(10, true), UP_1000, 20_000));
+        assert!(!h.check(ring(10, true), UP_1000, 20_500));
+        assert!(h.check(ring(10, true), UP_1000, 21_000));
+        // An idle ring (nothing pending) is never hung, and forgets.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(3, true), UP_1000, 0));
+        assert!(!h.check(ring(3, false), UP_1000, 5_000));
+        assert!(!h.check(ring(3, true), UP_1000, 6_000));
+        assert!(h.check(ring(3, true), UP_1000, 7_000));
+        // The freed count wraps without a false progress.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(u64::MAX, true), UP_1000, 0));
+        assert!(!h.check(ring(0, true), UP_1000, 1_000));
+    }
+
+    #[test]
+    fn tx_paused_by_flow_control_is_no_hang() -> Result {
+        // The partner keeps sending XOFF: STATUS.TXOFF, as the model reads
+        // it back.
+        let m = Model::silicon()?;
+        m.poke(STATUS, UP_1000 | STATUS_TXOFF);
+        let mut h = hw::TxHangCheck::new();
+        for t in (0..60_000).step_by(2_000) {
+            assert!(!h.check(ring(7, true), m.rd(STATUS), t));
+        }
+        // The pause ends: the device gets a whole timeout to send.
+        m.poke(STATUS, UP_1000);
+        assert!(!h.check(ring(7, true), m.rd(STATUS), 60_000));
+        assert!(!h.check(ring(7, true), m.rd(STATUS), 60_900));
+        assert!(h.check(ring(7, true), m.rd(STATUS), 61_000));
+        // A pause seen between two stalled looks starts the wait over,
+        // from the first look without it.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(1, true), UP_1000, 0));
+        assert!(!h.check(ring(1, true), UP_1000 | STATUS_TXOFF, 900));
+        assert!(!h.check(ring(1, true), UP_1000, 1_500));
+        assert!(!h.check(ring(1, true), UP_1000, 2_400));
+        assert!(h.check(ring(1, true), UP_1000, 2_500));
+        Ok(())
+    }
+
+    #[test]
+    fn tx_hang_waits_longer_at_10_mbps() {
+        // A ring of full frames takes seconds at 10 Mb/s: 14 s, as C.
+        let up_10 = STATUS_LU | STATUS_FD;
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), up_10, 0));
+        assert!(!h.check(ring(0, true), up_10, 13_999));
+        assert!(h.check(ring(0, true), up_10, 14_000));
+        // 100 Mb/s: a second.
+        let mut h = hw::TxHangCheck::new();
+        assert!(!h.check(ring(0, true), STATUS_LU | 0x40, 0));
+        assert!(h.check(ring(0, true), STATUS_LU | 0x40, 1_000));
+    }
+
+    // The "other" causes: a reset behind the driver reprograms it all; the
+    // driver's own reset leaves nothing pending.
+
+    #[test]
+    fn reset_behind_the_driver_is_reported_once() -> Result {
+        let m = Model::silicon()?;
+        hw::setup_rx_unit(&m);
+        m.reset_by_firmware();
+        // The "other" vector's handler reads ICR once.
+        let c = hw::OtherCauses::new(m.rd(ICR));
+        assert!(c.reset && !c.link && !c.dma_out_of_sync);
+        // The registers are at their reset values: the device needs its
+        // setup again (PSRTYPE here, the address filters too).
+        assert_eq!(m.peek(PSRTYPE), 0);
+        // The read cleared it: one reset task, not one per interrupt.
+        assert!(hw::OtherCauses::new(m.rd(ICR)) == hw::OtherCauses::default());
+        // The causes the vector has, as the C igb enables them.
+        assert_eq!(IMS_OTHER, 0x5000_0004);
+        let c = hw::OtherCauses::new(ICR_LSC | ICR_DOUTSYNC);
+        assert!(c.link && c.dma_out_of_sync && !c.reset);
+        Ok(())
+    }
+
+    #[test]
+    fn own_reset_leaves_no_drsta_pending() -> Result {
+        // The driver's reset reads ICR last: its own reset does not come
+        // back as one behind its back, which would reset it again.
+        let m = Model::silicon()?;
+        let _ = hw::reset(&m);
+        assert!(!hw::OtherCauses::new(m.rd(ICR)).reset);
+        // Without that read (CTRL.RST alone), it would.
+        let m = model(|c| c.master_off = After::Us(0))?;
+        m.wr(CTRL, m.rd(CTRL) | CTRL_GIO_MASTER_DISABLE);
+        m.wr(CTRL, m.rd(CTRL) | CTRL_RST);
+        assert!(hw::OtherCauses::new(m.rd(ICR)).reset);
+        Ok(())
+    }
+
+    // ethtool's link settings: speed and duplex from STATUS, the modes from
+    // the PHY.
+
+    #[test]
+    fn link_settings_after_link_setup() -> Result {
+        // A partner that autonegotiates 10/100/1000 full and half, with
+        // symmetric pause.
+        let m = model(|c| {
+            c.phy[phy_reg(PHY_ANLPAR)] = ANLPAR_ACK | ANAR_PAUSE | ANAR_SPEEDS | 1;
+            c.phy[phy_reg(PHY_STAT1000)] = STAT1000_LP_FD | STAT1000_LP_HD;
+        })?;
+        m.poke(STATUS, STATUS_FD | 0x80);
+        hw::link_setup(&m)?;
+        m.sleep_us(3_000_000);
+        let l = hw::link_settings(&m);
+        assert!((l.speed, l.full_duplex) == (Some(1000), Some(true)));
+        assert!(l.port == Port::TwistedPair && l.phy_address == 1 && l.autoneg);
+        // What link_setup advertises: every speed but 1000 half, and the
+        // pause bits as they were (the model's PHY: symmetric, asymmetric).
+        let ours = hw::SUPPORTED_MODES;
+        assert!(l.advertising == ours);
+        assert!(!l.advertising.contains(LinkModes::BASE_T_1000_HALF));
+        assert!(l.lp_advertising.contains(
+            LinkModes::BASE_T_1000_HALF
+                .with(LinkModes::BASE_T_1000_FULL)
+                .with(LinkModes::BASE_T_10_HALF)
+                .with(LinkModes::PAUSE)
+                .with(LinkModes::AUTONEG)
+        ));
+        assert!(!l.lp_advertising.contains(LinkModes::ASYM_PAUSE));
+        // Every PHY read under the port's SW_FW_SYNC bit.
+        assert!(m.clean());
+        Ok(())
+    }
+
+    #[test]
+    fn link_settings_without_link_or_phy() -> Result {
+        // No link: speed and duplex unknown.
+        let m = model(|c| c.link = false)?;
+        let l = hw::link_settings(&m);
+        assert!(l.speed.is_none() && l.full_duplex.is_none());
+        assert!(l
+            .advertising
+            .contains(LinkModes::TP.with(LinkModes::AUTONEG)));
+        // 100 half from STATUS; the firmware holds the PHY: no modes, no
+        // PHY access.
+        let m = model(|c| c.fw_phy = After::Never)?;
+        m.poke(STATUS, 0x40);
+        let l = hw::link_settings(&m);
+        assert!((l.speed, l.full_duplex) == (Some(100), Some(false)));
+        assert!(l.advertising == LinkModes::NONE && l.lp_advertising == LinkModes::NONE);
+        assert!(m.find(|a| a.reg == MDIC).is_none());
         assert!(m.clean());
         Ok(())
     }

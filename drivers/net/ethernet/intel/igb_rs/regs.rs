@@ -68,8 +68,15 @@ pub(crate) const EITR_CNT_IGNR: u32 = 1 << 31;
 pub(crate) const IVAR0: usize = 0x1700;
 pub(crate) const IVAR_MISC: usize = 0x1740;
 /// Frames missed because the receive packet buffer was full; cleared when
-/// read, as every statistics register.
+/// read, as every statistics register, which also stops at all ones
+/// rather than wrap.
 pub(crate) const MPC: usize = 0x4010;
+/// Frames that arrived while their queue had no free descriptor (receive
+/// no buffers count), cleared when read. Such a frame waits in the packet
+/// buffer, whose misses MPC counts once it is full, or, with
+/// SRRCTL.DROP_EN, is dropped and counted in the queue's RQDPC (whether
+/// RNBC counts those too is UNVERIFIED).
+pub(crate) const RNBC: usize = 0x40a0;
 /// Pause frame counters, cleared when read: XON and XOFF received and
 /// sent.
 pub(crate) const XONRXC: usize = 0x4048;
@@ -85,6 +92,23 @@ pub(crate) const RAL0: usize = 0x5400;
 pub(crate) const RAH0: usize = 0x5404;
 /// Receive address registers: `n` < 16 at RAL0/RAH0 + 8n.
 pub(crate) const RAR_COUNT: usize = 16;
+/// Packet split receive type, `n` < 8 at +4n, one per pool: the frame
+/// types whose headers header split (SRRCTL.DESCTYPE) puts in the header
+/// buffer. Bit `k` is the datasheet's PSR_type`k`; a frame of a type whose
+/// bit is clear, or of no type, goes whole to the packet buffer (SPH 0).
+/// The C igb never writes it (it never splits), nor does QEMU model it.
+pub(crate) const PSRTYPE: usize = 0x5480;
+pub(crate) const PSRTYPE_REGS: usize = 8;
+/// PSRTYPE types: an IPv4 fragment (split after the IP header), IPv4 then
+/// TCP, IPv4 then UDP (split after the TCP or UDP header); the same for
+/// IPv6 (7 to 9). Types 0 (split after the Ethernet header, whatever
+/// follows) and 4 to 6 (IPv6 in IPv4) are not used.
+pub(crate) const PSRTYPE_IPV4_FRAG: u32 = 1 << 1;
+pub(crate) const PSRTYPE_IPV4_TCP: u32 = 1 << 2;
+pub(crate) const PSRTYPE_IPV4_UDP: u32 = 1 << 3;
+pub(crate) const PSRTYPE_IPV6_FRAG: u32 = 1 << 7;
+pub(crate) const PSRTYPE_IPV6_TCP: u32 = 1 << 8;
+pub(crate) const PSRTYPE_IPV6_UDP: u32 = 1 << 9;
 /// RAH: the entry is valid; the low 16 bits hold address bytes 4 and 5.
 pub(crate) const RAH_AV: u32 = 1 << 31;
 /// RAH: address select and pool bits, which the hardware loads with the
@@ -175,6 +199,9 @@ pub(crate) const STATUS_FD: u32 = 1 << 0;
 pub(crate) const STATUS_LU: u32 = 1 << 1;
 pub(crate) const STATUS_SPEED_SHIFT: u32 = 6;
 pub(crate) const STATUS_SPEED_MASK: u32 = 3 << STATUS_SPEED_SHIFT;
+/// STATUS: transmission paused: the link partner's XOFF pause frame holds
+/// the transmit unit until its pause time runs out or an XON comes.
+pub(crate) const STATUS_TXOFF: u32 = 1 << 4;
 /// STATUS: the PCI function, i.e. the port of a multi-port card, bits 3:2.
 pub(crate) const STATUS_FUNC_SHIFT: u32 = 2;
 pub(crate) const STATUS_FUNC_MASK: u32 = 3 << STATUS_FUNC_SHIFT;
@@ -248,8 +275,18 @@ pub(crate) const IGP_POWER_MGMT: u32 = 0x19;
 /// BMCR: autonegotiation on, and restarted.
 pub(crate) const BMCR_AUTONEG_EN: u16 = 0x1000;
 pub(crate) const BMCR_AUTONEG_RESTART: u16 = 0x0200;
-/// ANAR: 10 half, 10 full, 100 half, 100 full.
-pub(crate) const ANAR_SPEEDS: u16 = 0x0020 | 0x0040 | 0x0080 | 0x0100;
+/// ANAR / ANLPAR: 10 half, 10 full, 100 half, 100 full.
+pub(crate) const ANAR_10_HD: u16 = 0x0020;
+pub(crate) const ANAR_10_FD: u16 = 0x0040;
+pub(crate) const ANAR_100_HD: u16 = 0x0080;
+pub(crate) const ANAR_100_FD: u16 = 0x0100;
+pub(crate) const ANAR_SPEEDS: u16 = ANAR_10_HD | ANAR_10_FD | ANAR_100_HD | ANAR_100_FD;
+/// ANLPAR: the partner acknowledged our advertisement (it autonegotiates).
+pub(crate) const ANLPAR_ACK: u16 = 0x4000;
+/// 1000BASE-T status: the partner's 1000 half and full abilities.
+pub(crate) const PHY_STAT1000: u32 = 10;
+pub(crate) const STAT1000_LP_HD: u16 = 0x0400;
+pub(crate) const STAT1000_LP_FD: u16 = 0x0800;
 /// CTRL1000: advertise 1000 half, 1000 full (the C igb never advertises
 /// half duplex at 1000).
 pub(crate) const CTRL1000_HD: u16 = 0x0100;
@@ -308,12 +345,14 @@ pub(crate) const TCTL_RTLC: u32 = 1 << 24;
 pub(crate) const SRRCTL_BSIZEPKT_SHIFT: u32 = 10;
 pub(crate) const SRRCTL_BSIZEHDR_256: u32 = 0x400;
 pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
-/// Header split: the headers of IP frames (up to the TCP or UDP header,
-/// else the IP header) to the header buffer, the rest to the packet
-/// buffer; frames without IP headers whole to the packet buffer (header
-/// length 0). Every TCP payload byte lands in a packet buffer, whatever
-/// the frame's size.
+/// Header split: the headers of the frame types PSRTYPE enables (up to the
+/// TCP or UDP header, or the IP header of a fragment) to the header buffer,
+/// the rest to the packet buffer; other frames whole to the packet buffer
+/// (header length 0). Every TCP payload byte lands in a packet buffer,
+/// whatever the frame's size. (QEMU splits every IP frame, PSRTYPE or not.)
 pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT: u32 = 0x0400_0000;
+/// SRRCTL: the descriptor type field, bits 27:25.
+pub(crate) const SRRCTL_DESCTYPE_MASK: u32 = 0x0e00_0000;
 /// SRRCTL: drop a frame for this queue when it has no descriptor, rather
 /// than hold it in the packet buffer shared by all queues.
 pub(crate) const SRRCTL_DROP_EN: u32 = 1 << 31;
@@ -338,7 +377,14 @@ pub(crate) const GPIE_PBA: u32 = 1 << 31;
 pub(crate) const IVAR_VALID: u32 = 0x80;
 
 pub(crate) const ICR_LSC: u32 = 1 << 2;
-pub(crate) const IMS_OTHER: u32 = ICR_LSC | (1 << 28) | (1 << 30);
+/// ICR: the transmit DMA lost track of a frame's descriptors (DMA out of
+/// sync); with virtual functions, also a frame a VF spoofed (WVBR).
+pub(crate) const ICR_DOUTSYNC: u32 = 1 << 28;
+/// ICR: the device was reset (device reset asserted): every register is
+/// at its reset value.
+pub(crate) const ICR_DRSTA: u32 = 1 << 30;
+/// The causes of the "other" vector, as the C igb enables them with MSI-X.
+pub(crate) const IMS_OTHER: u32 = ICR_LSC | ICR_DOUTSYNC | ICR_DRSTA;
 
 /// MSI-X vectors: "other" causes (link) on 0, queue pair `q` on `q + 1`.
 pub(crate) const VEC_OTHER: u32 = 0;

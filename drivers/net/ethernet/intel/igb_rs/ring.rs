@@ -821,6 +821,10 @@ pub(crate) struct TxRing {
     next_to_use: usize,
     /// The first descriptor of the oldest frame not known to be sent.
     next_to_clean: usize,
+    /// Frames freed since the ring was made (wrapping).
+    freed: u64,
+    /// The watchdog's hang detection.
+    hang: crate::hw::TxHangCheck,
 }
 
 /// A frame put on the ring.
@@ -861,6 +865,8 @@ impl TxRing {
             slots,
             next_to_use: 0,
             next_to_clean: 0,
+            freed: 0,
+            hang: crate::hw::TxHangCheck::new(),
         })
     }
 
@@ -893,6 +899,18 @@ impl TxRing {
         }
         self.next_to_use = 0;
         self.next_to_clean = 0;
+        self.hang = crate::hw::TxHangCheck::new();
+    }
+
+    /// Whether the ring is hung (see [`crate::hw::TxHangCheck`]): the
+    /// watchdog's look, once the ring freed what the device sent, with
+    /// STATUS as read now and a monotonic time in ms.
+    pub(crate) fn hung(&mut self, status: u32, now_ms: u64) -> bool {
+        let p = crate::hw::TxProgress {
+            freed: self.freed,
+            pending: self.next_to_clean != self.next_to_use,
+        };
+        self.hang.check(p, status, now_ms)
     }
 
     /// The tail that gives the device every frame put on the ring.
@@ -1093,6 +1111,7 @@ impl TxRing {
             self.next_to_clean = self.next(eop);
             n += 1;
         }
+        self.freed = self.freed.wrapping_add(u64::from(n));
         (n, bytes)
     }
 }

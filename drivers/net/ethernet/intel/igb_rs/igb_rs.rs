@@ -425,17 +425,20 @@ pub(crate) struct Rss {
 impl Rss {
     /// The system's key, buckets spread evenly over the queue pairs in
     /// use; five-tuple filters if the device `has_filters`.
-    fn new(has_filters: bool) -> Self {
-        let mut key = [0u8; RSS_KEY_SIZE];
-        kernel::net::driver::rss_key_fill(&mut key);
-        let mut rss = Self {
+    /// Made in place: the table, the key and the flow rules (about 1 KiB)
+    /// stay off the stack.
+    fn new(has_filters: bool) -> impl Init<Self> {
+        init!(Self {
             reta: [0; RETA_SIZE],
-            key,
+            key: [0; RSS_KEY_SIZE],
             fields: hash::Fields::TCP_ONLY,
             steer: steer::Steering::new(has_filters),
-        };
-        rss.spread(DEFAULT_QUEUES);
-        rss
+        })
+        .chain(|rss| {
+            kernel::net::driver::rss_key_fill(&mut rss.key);
+            rss.spread(DEFAULT_QUEUES);
+            Ok(())
+        })
     }
 
     /// Spreads the buckets evenly over `n` queue pairs.

@@ -723,50 +723,61 @@ impl State {
     }
 }
 
-/// The model: a register file behind [`Regs`].
-pub(crate) struct Model(RefCell<State>);
+/// The model: a register file behind [`Regs`]. Its state (about 1.7 KiB,
+/// with the NVM image) lives on the heap: a KUnit case runs on a 16 KiB
+/// kernel stack, which cases that keep several models and configurations
+/// would otherwise overflow.
+pub(crate) struct Model(KBox<RefCell<State>>);
 
 impl Model {
     /// A device as `cfg` says, just out of a power-on reset.
     pub(crate) fn new(cfg: Config) -> Result<Self> {
         let (gcr, manc, ctrl_ext) = (cfg.gcr, cfg.manc, cfg.ctrl_ext);
         let (phy, link) = (cfg.phy, cfg.link);
-        let mut s = State {
-            cfg,
-            now: 0,
-            regs: KVVec::from_elem(0, BAR0_SIZE / 4, GFP_KERNEL)?,
-            rx: [Queue::RESET; HW_QUEUES],
-            tx: [Queue::RESET; HW_QUEUES],
-            master_off_at: u64::MAX,
-            auto_rd_at: None,
-            cfg_done_at: 0,
-            mdic_ready_at: 0,
-            trace: KVec::new(),
-            broken: KVec::new(),
-            flows: KVec::new(),
-            phy,
-            smbi: false,
-            swesmbi: false,
-            link_at: link.then_some(0),
-            link_drops: 0,
-            gone: false,
-        };
-        s.set(GCR, gcr);
-        s.set(MANC, manc);
-        s.set(CTRL_EXT, ctrl_ext);
-        s.reset();
-        // Out of power-on reset long ago: the NVM is loaded, the
-        // configuration done (if the device ever does them).
-        if s.auto_rd_at.take().is_some() {
-            s.set(EECD, EECD_PRES | EECD_AUTO_RD);
-            s.load_mac();
+        // Built in the box: the state is too large to move around on a
+        // kernel stack.
+        let state = KBox::new(
+            RefCell::new(State {
+                cfg,
+                now: 0,
+                regs: KVVec::from_elem(0, BAR0_SIZE / 4, GFP_KERNEL)?,
+                rx: [Queue::RESET; HW_QUEUES],
+                tx: [Queue::RESET; HW_QUEUES],
+                master_off_at: u64::MAX,
+                auto_rd_at: None,
+                cfg_done_at: 0,
+                mdic_ready_at: 0,
+                trace: KVec::new(),
+                broken: KVec::new(),
+                flows: KVec::new(),
+                phy,
+                smbi: false,
+                swesmbi: false,
+                link_at: link.then_some(0),
+                link_drops: 0,
+                gone: false,
+            }),
+            GFP_KERNEL,
+        )?;
+        {
+            let mut s = state.borrow_mut();
+            s.set(GCR, gcr);
+            s.set(MANC, manc);
+            s.set(CTRL_EXT, ctrl_ext);
+            s.reset();
+            // Out of power-on reset long ago: the NVM is loaded, the
+            // configuration done (if the device ever does them).
+            if s.auto_rd_at.take().is_some() {
+                s.set(EECD, EECD_PRES | EECD_AUTO_RD);
+                s.load_mac();
+            }
+            if s.cfg_done_at != u64::MAX {
+                s.cfg_done_at = 0;
+            }
+            // Power-on is not a reset the driver is told of.
+            s.set(ICR, 0);
         }
-        if s.cfg_done_at != u64::MAX {
-            s.cfg_done_at = 0;
-        }
-        // Power-on is not a reset the driver is told of.
-        s.set(ICR, 0);
-        Ok(Self(RefCell::new(s)))
+        Ok(Self(state))
     }
 
     /// A model of silicon.
@@ -1889,9 +1900,10 @@ mod tests {
 
     /// A device with filters, every one programmed (off), and `rules` at
     /// locations 0, 1, ...
-    fn filters(rules: &[FlowRule]) -> Result<(Model, Steering)> {
+    fn filters(rules: &[FlowRule]) -> Result<(Model, KBox<Steering>)> {
         let m = Model::silicon()?;
-        let mut s = Steering::new(true);
+        // On the heap, as the driver keeps it: a KUnit case's stack is small.
+        let mut s = KBox::new(Steering::new(true), GFP_KERNEL)?;
         for (l, r) in rules.iter().enumerate() {
             // CAST: a few rules.
             s.add(r, RuleLocation::At(l as u32), &KEY, true)?;

@@ -1217,19 +1217,24 @@ impl Operations for Nic {
                 // Frames queued before, told `xmit_more`, wait for a tail
                 // write that this one was to make.
                 let tail = tx.tail();
-                drop(tx);
                 let status = match e {
                     TxError::Dropped => {
                         q.tx_dropped.add(1, Relaxed);
                         Ok(())
                     }
                     TxError::Full(skb) => {
+                        // Stopped with the ring's lock held, which the poll
+                        // frees descriptors and wakes the queue under: a
+                        // poll that empties the ring after this wakes it.
+                        // Stopped after the lock, a poll in between would
+                        // find the queue running and leave it stopped.
                         dev.stop_queue(qi);
                         q.tx_stops.add(1, Relaxed);
                         // The stack keeps it and retries.
                         Err(Busy(skb))
                     }
                 };
+                drop(tx);
                 nic.wr(txq(q.idx) + Q_TAIL, tail);
                 return status;
             }

@@ -69,6 +69,8 @@ if [ $vm_ok = yes ]; then
 	mapfile -t rs < <(git -C "$TOP_DIR" ls-files '*.rs')
 	(cd "$TOP_DIR" && python3 "$HARNESS_DIR/compile_fail.py" "$KBUILD_OUT" "$KERNEL_TREE" \
 		"${rs[@]}") >>"$static" || true
+	# Rust gets no -Wframe-larger-than: its frames, against the limit.
+	python3 "$HARNESS_DIR/stack_frames.py" "$KBUILD_OUT" >>"$static" || true
 fi
 [ $vm_ok = yes ] && { step kselftest-build "$HARNESS_DIR/kselftest.sh" || vm_ok=no; }
 

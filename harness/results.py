@@ -34,11 +34,14 @@ PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
 # their first line. DMA-API debugging prints its finding on a "DMA-API:"
 # line (only its first one, as a WARN too), besides two lines at boot;
 # the reference count trackers name a leaked netdev or netns reference on
-# a "ref_tracker:" line.
+# a "ref_tracker:" line. A stack overflow hits the guard page of a
+# vmalloc'ed stack ("BUG: stack guard page was hit"), or, without
+# CONFIG_VMAP_STACK, shows as "Thread overran stack" in the Oops it causes.
 KERNEL_SPLAT_RE = re.compile(
     r'(WARNING: |cut here|BUG: |Oops|kernel BUG at|'
     r'UBSAN:|KASAN:|'
     r'general protection fault|Kernel panic|list_(add|del) corruption|'
+    r'Thread overran stack|'
     r'refcount_t: |INFO: task .* blocked for more than|'
     r'DMA-API: (?!preallocated \d+ debug entries|debugging enabled by kernel config)|'
     r'ref_tracker: |unregister_netdevice: waiting for|rcu: INFO: .* detected stalls)')

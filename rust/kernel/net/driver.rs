@@ -32,7 +32,10 @@ use crate::{
     net::{
         netdev::NetDevice,
         netlink::request::ExtAck,
-        skbuff::SkBuff, //
+        skbuff::{
+            DropReason,
+            SkBuff, //
+        },
     },
     prelude::*,
     sync::{
@@ -117,6 +120,70 @@ use core::{
 /// ```
 pub struct Busy(pub SkBuff);
 
+/// The transmit queue [`Operations::start_xmit`] sends on: the proof that
+/// the core holds its lock (`HARD_TX_LOCK`) with bottom halves off, which
+/// serialises what the queue's producer side does, byte queue limits'
+/// (BQL) count of what went on the ring first.
+///
+/// Only the adapter makes one, for the call: byte queue limits are told
+/// about sends nowhere else. Outside `start_xmit` there is no way to do
+/// it:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::Device;
+///
+/// fn sent_behind_the_lock<T>(dev: &Device<T>) {
+///     let _ = dev.tx_sent(0, 1500, false);
+/// }
+/// ```
+///
+/// nor to keep the queue past the call:
+///
+/// ```ignore,compile_fail,E0521
+/// use kernel::net::driver::TxQueue;
+///
+/// fn stash(_txq: &'static mut TxQueue<'static>) {}
+///
+/// fn xmit(txq: &mut TxQueue<'_>) {
+///     stash(txq);
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// `raw` is transmit queue `idx` of a live device, whose xmit lock the
+/// thread that has the reference holds, with bottom halves off, for as long
+/// as the reference lives.
+pub struct TxQueue<'a> {
+    raw: NonNull<bindings::netdev_queue>,
+    idx: u16,
+    _lock: PhantomData<&'a mut bindings::netdev_queue>,
+    _not_send: NotThreadSafe,
+}
+
+impl TxQueue<'_> {
+    /// The queue's index on its device: the packet's queue mapping.
+    pub fn index(&self) -> u16 {
+        self.idx
+    }
+
+    /// Tells byte queue limits that `bytes` went on the queue's ring
+    /// (`__netdev_tx_sent_queue`); BQL stops the queue when too much is in
+    /// flight, until the queue's NAPI poll says enough was sent
+    /// ([`NapiPoll::tx_completed`](super::napi::NapiPoll::tx_completed)).
+    /// `more` is [`xmit_more`]: the stack has another frame for the queue
+    /// right away. Returns whether the driver must tell the device about
+    /// the frames queued so far now (write the ring's tail): when nothing
+    /// more follows, or the queue is stopped (by BQL or the driver), so
+    /// that no later call would.
+    pub fn sent(&mut self, bytes: u32, more: bool) -> bool {
+        // SAFETY: a queue of a live device whose xmit lock is held (type
+        // invariant): the only sender on it, and `Added::tx_reset`, the
+        // only reset, takes the same lock.
+        unsafe { bindings::__netdev_tx_sent_queue(self.raw.as_ptr(), bytes, more) }
+    }
+}
+
 /// Counters reported by `ndo_get_stats64` (`struct rtnl_link_stats64`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats64 {
@@ -152,10 +219,11 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// lock.
     fn stop(dev: &LockedDevice<Self>) -> Result;
 
-    /// Sends `skb` (`ndo_start_xmit`), with the transmit queue's lock held
-    /// and bottom halves off. `Ok` when the packet was taken (sent, queued
-    /// or dropped); [`Busy`] with `skb` when the ring is full.
-    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy>;
+    /// Sends `skb` (`ndo_start_xmit`) on `txq`, the transmit queue the
+    /// stack picked for it, whose lock the core holds, bottom halves off.
+    /// `Ok` when the packet was taken (sent, queued or dropped); [`Busy`]
+    /// with `skb` when the ring is full.
+    fn start_xmit(dev: &Device<Self>, txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy>;
 
     /// Fills in counters (`ndo_get_stats64`).
     fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64) {
@@ -1092,62 +1160,10 @@ impl<T> Device<T> {
     }
 
     /// Transmit queue `idx`, if the device uses it.
-    fn tx_queue(&self, idx: u16) -> Option<*mut bindings::netdev_queue> {
+    pub(crate) fn tx_queue(&self, idx: u16) -> Option<*mut bindings::netdev_queue> {
         (u32::from(idx) < self.real_num_tx_queues())
             // SAFETY: a live device, a queue it has.
             .then(|| unsafe { bindings::netdev_get_tx_queue(self.0.as_raw(), idx.into()) })
-    }
-
-    /// Tells byte queue limits that `bytes` went on transmit queue `idx`'s
-    /// ring (`__netdev_tx_sent_queue`); BQL stops the queue when too much
-    /// is in flight, until [`Device::tx_completed`] says enough was sent.
-    /// `more` is [`xmit_more`]: the stack has another frame for the queue
-    /// right away. Returns whether the driver must tell the device about
-    /// the frames queued so far now (write the ring's tail): when nothing
-    /// more follows, or the queue is stopped (by BQL or the driver), so
-    /// that no later call would.
-    ///
-    /// # Safety
-    ///
-    /// Not concurrent with another `tx_sent` or a [`Device::tx_reset`] of
-    /// the queue: called from `start_xmit`, which holds the queue's lock.
-    pub unsafe fn tx_sent(&self, idx: u16, bytes: u32, more: bool) -> bool {
-        match self.tx_queue(idx) {
-            // SAFETY: a queue of the device; the only sender, per the
-            // caller.
-            Some(q) => unsafe { bindings::__netdev_tx_sent_queue(q, bytes, more) },
-            None => true,
-        }
-    }
-
-    /// Tells byte queue limits that `packets` frames of `bytes` bytes of
-    /// transmit queue `idx` were sent (`netdev_tx_completed_queue`).
-    ///
-    /// # Safety
-    ///
-    /// Not concurrent with another `tx_completed` or a [`Device::tx_reset`]
-    /// of the queue (the driver serialises its completions, typically in
-    /// one NAPI instance).
-    pub unsafe fn tx_completed(&self, idx: u16, packets: u32, bytes: u32) {
-        if let Some(q) = self.tx_queue(idx) {
-            // SAFETY: a queue of the device; the only completer, per the
-            // caller.
-            unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
-        }
-    }
-
-    /// Forgets what transmit queue `idx` had in flight, its ring emptied
-    /// (`netdev_tx_reset_queue`).
-    ///
-    /// # Safety
-    ///
-    /// Neither [`Device::tx_sent`] nor [`Device::tx_completed`] runs for
-    /// the queue meanwhile (it is stopped and its NAPI disabled).
-    pub unsafe fn tx_reset(&self, idx: u16) {
-        if let Some(q) = self.tx_queue(idx) {
-            // SAFETY: a queue of the device, quiet per the caller.
-            unsafe { bindings::netdev_tx_reset_queue(q) }
-        }
     }
 
     /// Whether transmit queue `idx` is stopped
@@ -1404,7 +1420,7 @@ pub fn rss_key_fill(key: &mut [u8]) {
 /// Whether the stack has another frame for the same transmit queue right
 /// after the one [`Operations::start_xmit`] is sending
 /// (`netdev_xmit_more`): the driver may then leave the device's doorbell
-/// for that frame, as [`Device::tx_sent`] says. Meaningful only inside
+/// for that frame, as [`TxQueue::sent`] says. Meaningful only inside
 /// `start_xmit`.
 pub fn xmit_more() -> bool {
     // SAFETY: reads this CPU's transmit state; any context may.
@@ -1493,7 +1509,25 @@ impl<T: Operations> Adapter<T> {
         // SAFETY: per this function's contract.
         let (dev, skb) = unsafe { (Self::dev(dev), SkBuff::from_raw(skb)) };
         let passed = skb.as_raw();
-        match T::start_xmit(dev, skb) {
+        let idx = skb.queue_mapping();
+        // The core capped the mapping below the queues in use when it
+        // picked the queue (`netdev_cap_txqueue`).
+        let Some(raw) = dev.tx_queue(idx).and_then(NonNull::new) else {
+            crate::warn_on!(true);
+            skb.drop_reason(DropReason::DevReady);
+            return bindings::netdev_tx_NETDEV_TX_OK;
+        };
+        // INVARIANT: the core called `ndo_start_xmit` for the queue of the
+        // packet's mapping, with that queue's xmit lock held and bottom
+        // halves off (`HARD_TX_LOCK`; the device is not `LLTX`), for the
+        // call.
+        let mut txq = TxQueue {
+            raw,
+            idx,
+            _lock: PhantomData,
+            _not_send: NotThreadSafe,
+        };
+        match T::start_xmit(dev, &mut txq, skb) {
             Ok(()) => bindings::netdev_tx_NETDEV_TX_OK,
             // The stack keeps the buffer it passed in and retries it: given
             // back, not freed. A buffer at its address is that one or, if

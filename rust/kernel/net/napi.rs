@@ -16,7 +16,8 @@
 //!   the callback and alone completes the poll, and, unless the poll only
 //!   cleans up after transmits (netpoll's budget of 0), alone hands packets
 //!   to the stack and allocates them from the NAPI caches ([`NapiRx`]);
-//!   [`SkBuff::napi_consume`] frees a sent packet into those caches;
+//!   [`SkBuff::napi_consume`] frees a sent packet into those caches, and
+//!   [`NapiPoll::tx_completed`] tells byte queue limits what was sent;
 //! - a page pool handed to the instance ([`Added::attach_pool`]) belongs
 //!   to it: only its poll allocates from the pool ([`NapiRx::pool`]), as
 //!   the pool's lockless cache, which the instance's context refills
@@ -485,6 +486,45 @@ impl<T: Poll> Added<T> {
         unsafe { self.0.set_serving(serve) }
     }
 
+    /// Forgets what the instance's transmit queue (of the index it was
+    /// added with) had in flight, its ring emptied
+    /// (`netdev_tx_reset_queue`): byte queue limits start over. `EBUSY`
+    /// while the instance is enabled, whose poll may be telling
+    /// completions ([`NapiPoll::tx_completed`]); `EINVAL` for another
+    /// device's lock or an instance no longer on it. Nothing for an index
+    /// the device does not use for transmits.
+    ///
+    /// The queue's lock is taken, bottom halves off, around the reset, so
+    /// that it does not race with a `start_xmit` telling a send
+    /// ([`TxQueue::sent`](super::driver::TxQueue::sent)).
+    pub fn tx_reset(&self, dev: &LockedDevice<T::Data>) -> Result {
+        if !self.held(dev) {
+            return Err(EINVAL);
+        }
+        // Only `enable`, under the lock held here, makes it `ENABLED`.
+        if self.0.state.load(Relaxed) == ENABLED {
+            return Err(EBUSY);
+        }
+        let Ok(idx) = u16::try_from(self.0.index.get()) else {
+            return Ok(());
+        };
+        let Some(q) = dev.tx_queue(idx) else {
+            return Ok(());
+        };
+        // SAFETY: `q` is a transmit queue of a live device. Its xmit lock,
+        // taken with bottom halves off as `__netif_tx_lock_bh` does, keeps
+        // `start_xmit`, the only sender, out; the only completer, the poll
+        // of the index's only instance (this one, per `Napi::add`), does
+        // not run while it is disabled, which the instance lock keeps it.
+        unsafe {
+            let lock = &raw mut (*q)._xmit_lock;
+            bindings::spin_lock_bh(lock);
+            bindings::netdev_tx_reset_queue(q);
+            bindings::spin_unlock_bh(lock);
+        }
+        Ok(())
+    }
+
     /// Hands `pool` to the instance, disabled, whose poll alone allocates
     /// from it from now on ([`NapiRx::pool`]): buffers freed in the
     /// instance's context go straight back to the pool's cache
@@ -715,6 +755,37 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
             napi: self.napi,
             _not_send: NotThreadSafe,
         })
+    }
+
+    /// Tells byte queue limits that `packets` frames of `bytes` bytes of
+    /// the instance's transmit queue (the one of the index it was added
+    /// with) were sent (`netdev_tx_completed_queue`), which may let the
+    /// stack send on it again. Nothing for an index the device does not
+    /// use for transmits.
+    ///
+    /// Completions are told only here: the NAPI core runs one poll of an
+    /// instance at a time, and no other instance of the device has the
+    /// index (the contract of [`Napi::add`]), so completions of a queue are
+    /// serialised, as BQL requires. A transmit path cannot tell them:
+    ///
+    /// ```ignore,compile_fail,E0599
+    /// use kernel::net::driver::TxQueue;
+    ///
+    /// fn completed_in_xmit(txq: &mut TxQueue<'_>) {
+    ///     txq.completed(1, 1500);
+    /// }
+    /// ```
+    pub fn tx_completed(&self, packets: u32, bytes: u32) {
+        let Ok(idx) = u16::try_from(self.napi.index.get()) else {
+            return;
+        };
+        if let Some(q) = self.dev().tx_queue(idx) {
+            // SAFETY: a transmit queue of the device; in the poll of its
+            // index's only instance, which the NAPI core does not run
+            // twice at once, and `Added::tx_reset` refuses an enabled
+            // instance: the only completer.
+            unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
+        }
     }
 
     /// Ends polling after `work_done` units (`napi_complete_done`);

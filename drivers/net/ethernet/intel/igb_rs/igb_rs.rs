@@ -52,6 +52,7 @@ use kernel::{
             RxMode,
             RxQueueStats,
             Stats64,
+            TxQueue,
             TxQueueStats, //
             ETH_ALEN,
         },
@@ -281,9 +282,13 @@ impl QueuePair {
         self.idx as u16
     }
 
-    /// Frees what the device sent off `tx`, the pair's ring, from the
-    /// pair's poll `napi` or, without, from any context; and tells byte
-    /// queue limits.
+    /// Frees what the device sent off `tx`, the pair's ring, and tells
+    /// byte queue limits: from the pair's poll `napi` at once, with what
+    /// was freed before outside it; from `start_xmit` or the watchdog (no
+    /// `napi`) through the poll, scheduled here, which alone tells a
+    /// queue's completions. Returns whether frames were freed: from the
+    /// poll, by it or outside it since its last run, so that the poll
+    /// wakes a queue stopped for room that the watchdog made.
     fn complete_tx(
         &self,
         dev: &Device<Nic>,
@@ -291,12 +296,22 @@ impl QueuePair {
         napi: Option<&NapiPoll<'_, Self>>,
     ) -> bool {
         let (frames, bytes) = tx.clean(dev.data().bound(), napi);
-        if frames > 0 {
-            // SAFETY: completions of this queue hold its ring lock, as
-            // `tx` says.
-            unsafe { dev.tx_completed(self.txq(), frames, bytes) };
+        match napi {
+            Some(napi) => {
+                let (f, b) = tx.take_unreported();
+                let (f, b) = (f.wrapping_add(frames), b.wrapping_add(bytes));
+                if f > 0 {
+                    napi.tx_completed(f, b);
+                }
+                f > 0
+            }
+            None if frames > 0 => {
+                tx.defer_completions(frames, bytes);
+                self.napi.schedule();
+                true
+            }
+            None => false,
         }
-        frames > 0
     }
 
     fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
@@ -672,8 +687,8 @@ impl Nic {
     /// none sent for the timeout, the link not paused by the partner (see
     /// [`hw::TxHangCheck`]). Each ring frees what the device sent first,
     /// so that frames sent but not yet cleaned (a poll not run yet) do not
-    /// count, and tells byte queue limits of them under the ring's lock.
-    /// `status` is STATUS as read now.
+    /// count; their completions go to byte queue limits from the pair's
+    /// poll, which this schedules. `status` is STATUS as read now.
     fn hung_tx(&self, dev: &Device<Nic>, status: u32) -> Option<&QueuePair> {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
         self.active().iter().find(|q| {
@@ -1152,13 +1167,12 @@ impl Operations for Nic {
         dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
+        // Disabled first, so that no poll runs while the rings go; each is
+        // removed below, once its rings are gone, and destroys the payload
+        // pool its ring handed it then.
         for q in nic.active() {
-            // Forgets the queues, disables and removes it, which destroys
-            // the payload pool its ring handed it: the buffers the ring
-            // still holds go back as the ring drops below, and the pool
-            // lives until the last is back.
             if let Some(napi) = q.napi.added() {
-                napi.remove(dev);
+                napi.disable(dev);
             }
         }
         let stopped = nic.quiesce();
@@ -1169,8 +1183,13 @@ impl Operations for Nic {
             if let Some(off) = stopped.tx(q.idx) {
                 q.reset_tx(nic.bound(), off);
             }
-            // SAFETY: the queue is stopped and its NAPI disabled.
-            unsafe { dev.tx_reset(q.txq()) };
+            if let Some(napi) = q.napi.added() {
+                // Disabled above: byte queue limits forget the frames the
+                // ring dropped, then the instance forgets its queues and
+                // goes.
+                let _ = napi.tx_reset(dev);
+                napi.remove(dev);
+            }
         }
         Ok(())
     }
@@ -1202,9 +1221,9 @@ impl Operations for Nic {
         opened
     }
 
-    fn start_xmit(dev: &Device<Self>, skb: SkBuff) -> Result<(), Busy> {
+    fn start_xmit(dev: &Device<Self>, queue: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy> {
         let nic = dev.data();
-        let qi = skb.queue_mapping();
+        let qi = queue.index();
         let Some(q) = nic.active().get(usize::from(qi)) else {
             // A queue that is not (or no longer) set up.
             skb.drop_reason(DropReason::DevReady);
@@ -1258,8 +1277,7 @@ impl Operations for Nic {
         // the register write, slow on some machines (a VM exit), goes
         // outside the lock. The queue's lock keeps the tails in order.
         drop(tx);
-        // SAFETY: in `start_xmit`, which holds the queue's lock.
-        if unsafe { dev.tx_sent(qi, sent.bytes, driver::xmit_more()) } {
+        if queue.sent(sent.bytes, driver::xmit_more()) {
             nic.wr(txq(q.idx) + Q_TAIL, sent.tail);
         }
         Ok(())

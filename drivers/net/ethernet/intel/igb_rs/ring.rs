@@ -825,6 +825,10 @@ pub(crate) struct TxRing {
     freed: u64,
     /// The watchdog's hang detection.
     hang: crate::hw::TxHangCheck,
+    /// Frames, and their bytes, freed outside the queue's poll (by
+    /// `start_xmit`) and not yet told to byte queue limits, which hear of
+    /// a queue's completions from its poll alone.
+    unreported: (u32, u32),
 }
 
 /// A frame put on the ring.
@@ -867,6 +871,7 @@ impl TxRing {
             next_to_clean: 0,
             freed: 0,
             hang: crate::hw::TxHangCheck::new(),
+            unreported: (0, 0),
         })
     }
 
@@ -899,6 +904,8 @@ impl TxRing {
         }
         self.next_to_use = 0;
         self.next_to_clean = 0;
+        // Byte queue limits start over too (`Added::tx_reset`).
+        self.unreported = (0, 0);
         self.hang = crate::hw::TxHangCheck::new();
     }
 
@@ -911,6 +918,18 @@ impl TxRing {
             pending: self.next_to_clean != self.next_to_use,
         };
         self.hang.check(p, status, now_ms)
+    }
+
+    /// Keeps `frames` frames of `bytes` bytes, freed outside the queue's
+    /// poll, for the poll to tell byte queue limits.
+    pub(crate) fn defer_completions(&mut self, frames: u32, bytes: u32) {
+        let (f, b) = self.unreported;
+        self.unreported = (f.wrapping_add(frames), b.wrapping_add(bytes));
+    }
+
+    /// The completions kept by [`TxRing::defer_completions`], now told.
+    pub(crate) fn take_unreported(&mut self) -> (u32, u32) {
+        core::mem::take(&mut self.unreported)
     }
 
     /// The tail that gives the device every frame put on the ring.

@@ -570,7 +570,6 @@ mod tests {
         IpAddr::V4(Ipv4Addr::from(a))
     }
 
-
     /// A table on the heap, as the driver keeps it, made in a frame of its
     /// own: a KUnit case runs on a 16 KiB stack, and the table is 1.3 KiB.
     #[inline(never)]

@@ -18,7 +18,8 @@
 #   make distclean drop the whole cache
 #
 # Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
-# ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES,
+# ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES, PROFILE=1
+# (make bench: perf profiles of devmem receive),
 # EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
 # and check-series: resolve the configurations, build nothing).
 

@@ -32,6 +32,12 @@
 # the Rust core (the first boot) and the C core (the second), the same
 # guest, driver (igb_rs) and sender.
 #
+# PROFILE=1 adds the bench-profile suite to the first boot (bench_rx.sh
+# profile: each receive mode once under perf record) and its lines:
+#
+#   devmem-rx-profile: <mode> <n> samples/MiB: <sym> <p>%, ...
+#   devmem-rx-profile-extra: devmem over trunc <n> samples/MiB: <sym> +<n>, ...
+#
 # Benchmarks report; they pass or fail only on correctness.
 
 set -euo pipefail
@@ -53,7 +59,7 @@ append=${VM_APPEND:-kmemleak=off}
 # bench-rx (about 75 runs of 64 MiB in its three passes, and six driver
 # rebinds) needs more than vm.sh's default time.
 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net ${PROFILE:+bench-profile}
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
 grep -q ', system-page floor [0-9]* ns/page$' <<<"$lines" ||
@@ -67,10 +73,17 @@ rx=$(grep -E '^(devmem|driver)-rx(-[a-z]+)*: ' "$res/bench-rx.tap" || true)
 for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu; do
 	grep -q "^$l: " <<<"$rx" || die "bench-rx printed no $l line; see $res/bench-rx.tap"
 done
+prof=
+if [ -n "${PROFILE:-}" ]; then
+	prof=$(grep -E '^devmem-rx-profile(-extra)?: ' "$res/bench-profile.tap" || true)
+	[ -n "$prof" ] || die "bench-profile printed nothing; see $res/bench-profile.tap"
+	grep '^# ' "$res/bench-profile.tap" >&2 || true
+fi
 grep '^# ' "$res/bench-net.tap" >&2 || true
 grep '^# ' "$res/bench-rx.tap" >&2 || true
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
 printf '%s\n%s\n%s\n' "$lines" "$net" "$rx"
+[ -z "$prof" ] || printf '%s\n' "$prof"
 
 # The TX send path on the C core: its kernel, booted for bench-tx alone,
 # with the same command line.

@@ -78,6 +78,18 @@
 # count. Exit status 0 when every run received every byte and every check
 # passed; never on timing.
 #
+# profile (not one of the three run without an argument; make bench
+# PROFILE=1 runs it): the standard pass's configuration and 1 flow, one
+# untimed run of BENCH_RX_PROFILE_MB MiB (256) per mode (devmem,
+# devmem-trunc, trunc, copy) under perf record (cpu-clock at 4 kHz on the
+# receiver's CPU, perf itself on the peer's). For each mode, the kernel and
+# user symbols with the most samples; then, per MiB received, the symbols
+# whose samples devmem has over trunc: where devmem's cost over the
+# no-copy ceiling goes.
+#
+#   devmem-rx-profile: MODE N samples/MiB: SYM P%, SYM P%, ...
+#   devmem-rx-profile-extra: devmem over trunc N samples/MiB: SYM +n, SYM +n, ...
+#
 # The BENCH_RX_* knobs apply to every pass they are given to; without
 # them, each pass has its own defaults (below).
 
@@ -94,8 +106,9 @@ case "$PASS" in
 standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc' ;;
 jumbo) mtu=9000 page=16384 flows=1 modes='devmem copy trunc' ;;
 drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
+profile) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy' ;;
 *)
-	echo "usage: $0 [standard|jumbo|drivers]" >&2
+	echo "usage: $0 [standard|jumbo|drivers|profile]" >&2
 	exit 2
 	;;
 esac
@@ -594,12 +607,92 @@ drivers_pass() {
 	done
 }
 
+# The profile pass: each mode once under perf record, on the standard
+# pass's configuration.
+PROFILE_MB=${BENCH_RX_PROFILE_MB:-256}
+# "samples sym" lines of perf file $1, most first (kernel and user).
+perf_syms() { # perf.data
+	perf report -i "$1" --stdio --no-children -g none --sort sym -F sample,sym 2>/dev/null |
+		awk '!/^#/ && NF >= 3 && $1 ~ /^[0-9]+$/ {
+			s = $3; for (i = 4; i <= NF; i++) s = s " " $i
+			print $1, s }' | sort -k1,1nr
+}
+profile_pass() {
+	local mode mib dir total top pid extra
+	command -v perf >/dev/null || {
+		log "no perf in the guest: make setup installs linux-perf"
+		return 1
+	}
+	if ! setup; then
+		log "could not configure $NETIF for the profile"
+		teardown
+		return 1
+	fi
+	dir=$(mktemp -d)
+	# Symbols for what perf samples in the kernel.
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	# As the correctness run of the other passes: the receiver on the CPU
+	# the 82576 interrupts.
+	run trunc 1 $((CHECK_MB * 1024 * 1024)) && pick_cpus
+	for mode in $MODES; do
+		taskset -c "$TX_CPU" perf record -q -C "$RX_CPU" -e cpu-clock -F 4000 \
+			-o "$dir/$mode.data" >/dev/null 2>"$dir/$mode.err" &
+		pid=$!
+		sleep 1
+		if ! run "$mode" 1 $((PROFILE_MB * 1024 * 1024)); then
+			kill -INT "$pid"
+			wait "$pid"
+			fail=1
+			continue
+		fi
+		kill -INT "$pid"
+		wait "$pid"
+		[ -s "$dir/$mode.data" ] || {
+			log "$mode: perf recorded nothing: $(cat "$dir/$mode.err")"
+			fail=1
+			continue
+		}
+		mib=$((RES[bytes] / 1048576))
+		perf_syms "$dir/$mode.data" >"$dir/$mode.syms"
+		total=$(awk '{ t += $1 } END { print t + 0 }' "$dir/$mode.syms")
+		[ "$total" -gt 0 ] || {
+			log "$mode: no samples"
+			fail=1
+			continue
+		}
+		log "$mode: $total samples over $mib MiB, CPU $RX_CPU $((RX_NS * 1024 / RES[bytes])) ns/KiB"
+		top=$(head -n 12 "$dir/$mode.syms" | awk -v t="$total" '{
+			s = $2; for (i = 3; i <= NF; i++) s = s " " $i
+			printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), s, 100 * $1 / t }')
+		echo "devmem-rx-profile: $mode $((total / mib)) samples/MiB: $top"
+		awk -v m="$mib" '{ printf "%s %.1f\n", $2, $1 / m }' "$dir/$mode.syms" >"$dir/$mode.per"
+	done
+	if [ -s "$dir/devmem.per" ] && [ -s "$dir/trunc.per" ]; then
+		extra=$(awk 'NR == FNR { t[$1] = $2; next }
+			{ d[$1] = $2 - t[$1]; delete t[$1] }
+			END {
+				for (k in t) d[k] = -t[k]
+				for (k in d) { sum += d[k]; print d[k], k }
+				print sum, "TOTAL"
+			}' "$dir/trunc.per" "$dir/devmem.per" | sort -gr)
+		total=$(awk '$2 == "TOTAL" { printf "%.0f", $1 }' <<<"$extra")
+		top=$(awk '$2 != "TOTAL" && $1 > 0' <<<"$extra" | head -n 15 |
+			awk '{ printf "%s%s +%.1f", (NR > 1 ? ", " : ""), $2, $1 }')
+		echo "devmem-rx-profile-extra: devmem over trunc $total samples/MiB: $top"
+	fi
+	rm -rf "$dir"
+	teardown || fail=1
+}
+
 # This script's own processes (the sender's launch, the readings between
 # runs) on the peer's CPU, not the receiver's.
 taskset -p -c "$TX_CPU" $$ >/dev/null
 declare -A ROUND=()
 if [ "$PASS" = drivers ]; then
 	drivers_pass || fail=1
+elif [ "$PASS" = profile ]; then
+	profile_pass || fail=1
 else
 	modes_pass || fail=1
 fi

@@ -22,7 +22,8 @@
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
 # igb_rs vs igb), bench-rx (devmem receive: the receiver's CPU per KiB
 # for devmem, copy and MSG_TRUNC, and the peer's, at MTU 1500 and 9000;
-# then igb_rs against the C igb), bench-tx (devmem TX
+# then igb_rs against the C igb), bench-profile (where devmem receive's
+# CPU goes: perf profiles of each receive mode), bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
@@ -478,6 +479,7 @@ for suite in "$@"; do
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
 	bench-rx) "$(dirname "$0")/bench_rx.sh" ;;
+	bench-profile) "$(dirname "$0")/bench_rx.sh" profile ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1

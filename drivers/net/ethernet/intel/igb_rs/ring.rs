@@ -69,10 +69,6 @@ use kernel::{
         Read,
         Write, //
     },
-    transmute::{
-        AsBytes,
-        FromBytes, //
-    },
 };
 
 /// Descriptors per ring at probe.
@@ -121,51 +117,27 @@ pub(crate) const fn fits_in_place(len: u32) -> bool {
     RX_HEADROOM + SHINFO_ROOM + len <= HOST_FRAG
 }
 
-/// An advanced receive descriptor: buffer addresses when given to the
-/// device, status and length when it gives it back.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct RxDesc {
-    /// Packet buffer address; write-back: packet info and RSS hash.
-    addr: u64,
-    /// Header buffer address; write-back: status and errors (bits 31:0),
-    /// length (47:32), VLAN (63:48).
-    status: u64,
-}
-
-// SAFETY: two integers, no padding.
-unsafe impl AsBytes for RxDesc {}
-// SAFETY: any bit pattern is a valid pair of integers.
-unsafe impl FromBytes for RxDesc {}
+/// An advanced descriptor, receive or transmit: two little-endian
+/// quadwords, as the datasheet numbers them (the C driver's
+/// `union e1000_adv_rx_desc` and `union e1000_adv_tx_desc`). What they
+/// hold depends on the ring and on who wrote them last, the driver or the
+/// device's write-back: [`RxRing`] and [`TxRing`] read and write them
+/// through accessors that say which. Plain integers have no padding and
+/// take any bit pattern, so an array of them is shared with the device
+/// as it is.
+type Desc = [u64; 2];
 
 /// Bytes per descriptor, receive or transmit: ring lengths are counted
 /// in them.
 pub(crate) const DESC_SIZE: usize = 16;
-const _: () = assert!(
-    core::mem::size_of::<RxDesc>() == DESC_SIZE && core::mem::size_of::<TxDesc>() == DESC_SIZE
-);
-
-/// An advanced transmit data descriptor.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct TxDesc {
-    addr: u64,
-    cmd_type_len: u32,
-    /// Payload length and options; write-back: status (DD).
-    olinfo_status: u32,
-}
-
-// SAFETY: integers, no padding.
-unsafe impl AsBytes for TxDesc {}
-// SAFETY: any bit pattern is valid.
-unsafe impl FromBytes for TxDesc {}
+const _: () = assert!(core::mem::size_of::<Desc>() == DESC_SIZE);
 
 /// The receive ring of one queue, with its buffers and page pools.
 ///
 /// Descriptors `next_to_clean` up to `next_to_fill` (`armed` of them) are
 /// the device's, each with its buffers in `bufs` and `hdrs`.
 pub(crate) struct RxRing {
-    desc: Coherent<[RxDesc]>,
+    desc: Coherent<[Desc]>,
     /// Payload buffers of the armed descriptors.
     bufs: KVec<Option<PoolNetmem>>,
     /// Header buffers of the armed descriptors, with header split.
@@ -460,12 +432,10 @@ impl RxRing {
             .get(i)
             .and_then(Option::as_ref)
             .map_or(0, PoolNetmem::dma_addr);
-        io_write!(
-            self.desc,
-            [try: i].addr,
-            buf.dma_addr() + DmaAddress::from(self.headroom)
-        );
-        io_write!(self.desc, [try: i].status, hdr);
+        // Read format: packet buffer address, then header buffer address.
+        let pkt = buf.dma_addr() + DmaAddress::from(self.headroom);
+        io_write!(self.desc, [try: i][build: 0], pkt.to_le());
+        io_write!(self.desc, [try: i][build: 1], hdr.to_le());
         Ok(())
     }
 
@@ -519,14 +489,18 @@ impl RxRing {
         Ok((self.next_to_clean as u32, self.next_to_fill as u32))
     }
 
+    /// The second quadword of a write-back: status and errors (bits 31:0),
+    /// length (47:32), VLAN (63:48).
     fn status(&self, i: usize) -> Result<u64> {
-        Ok(io_read!(self.desc, [try: i].status))
+        Ok(u64::from_le(io_read!(self.desc, [try: i][build: 1])))
     }
 
     /// The first quadword of a write-back: packet info, header length and
     /// RSS hash.
     fn info(&self, i: usize) -> Result<RxInfo> {
-        Ok(RxInfo(io_read!(self.desc, [try: i].addr)))
+        Ok(RxInfo(u64::from_le(
+            io_read!(self.desc, [try: i][build: 0]),
+        )))
     }
 
     /// Builds the skb of a split frame: `hlen` bytes of headers in `hdr`,
@@ -815,7 +789,7 @@ impl Drop for TxSlot {
 /// device piece by piece; `net_iov` frags (devmem TX) by the addresses
 /// their binding mapped.
 pub(crate) struct TxRing {
-    desc: Coherent<[TxDesc]>,
+    desc: Coherent<[Desc]>,
     slots: KVec<TxSlot>,
     /// The next descriptor to fill.
     next_to_use: usize,
@@ -947,12 +921,22 @@ impl TxRing {
         )
     }
 
-    /// Writes transmit descriptor `i`.
+    /// Writes transmit descriptor `i`: `addr` in the first quadword, `cmd`
+    /// (`cmd_type_len`) and `olinfo` (`olinfo_status`) in the low and high
+    /// halves of the second. A context descriptor goes through here too:
+    /// its four dwords are the halves of the two quadwords.
     fn write(&self, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
-        io_write!(self.desc, [try: i].addr, addr);
-        io_write!(self.desc, [try: i].cmd_type_len, cmd);
-        io_write!(self.desc, [try: i].olinfo_status, olinfo);
+        let q1 = (u64::from(olinfo) << 32) | u64::from(cmd);
+        io_write!(self.desc, [try: i][build: 0], addr.to_le());
+        io_write!(self.desc, [try: i][build: 1], q1.to_le());
         Ok(())
+    }
+
+    /// The write-back status of transmit descriptor `i` (the high half
+    /// of its second quadword, where `olinfo_status` was).
+    fn status(&self, i: usize) -> Result<u32> {
+        // CAST: the high half.
+        Ok((u64::from_le(io_read!(self.desc, [try: i][build: 1])) >> 32) as u32)
     }
 
     /// Unmaps descriptors `from` up to `to` (not included).
@@ -1110,8 +1094,7 @@ impl TxRing {
             else {
                 break;
             };
-            let st = (|| -> Result<u32> { Ok(io_read!(self.desc, [try: eop].olinfo_status)) })();
-            match st {
+            match self.status(eop) {
                 Ok(st) if st & TXD_STAT_DD != 0 => {}
                 _ => break,
             }

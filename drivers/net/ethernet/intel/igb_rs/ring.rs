@@ -516,11 +516,13 @@ impl RxRing {
         if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        hdr.sync_for_cpu(0, hlen);
-        // SAFETY: the device wrote the header buffer before setting DD and
-        // no longer owns it; it was synced just above. `None` if the CPU
-        // cannot read it, which header buffers (host pages) always allow.
-        let head = unsafe { hdr.bytes(0, hlen) }.ok_or(DropReason::HdrTrunc)?;
+        // CAST: at most HDR_SIZE, checked above.
+        let head = &mut [0; HDR_SIZE as usize][..hlen as usize];
+        // Header buffers are host pages, which the CPU can always read.
+        hdr.sync_for_cpu(0, hlen)
+            .copy_to(head)
+            .map_err(|_| DropReason::HdrTrunc)?;
+        let head = &*head;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
@@ -552,20 +554,23 @@ impl RxRing {
         if (len as usize) < ETH_HLEN || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        buf.sync_for_cpu(0, len);
-        // SAFETY: as in `build_split`, for the payload buffer; `None` for
-        // provider memory, which needs header split: a frame the device did
-        // not split (no IP header, or headers longer than a header buffer)
-        // has its headers where the stack cannot read them.
-        let data = unsafe { buf.bytes(0, len) }.ok_or(DropReason::HdrTrunc)?;
-        let head = &data[..data.len().min(COPY_MAX)];
+        // What may be headers: the flow dissector looks no further.
+        // CAST: u32 to usize is lossless on Linux.
+        let head = &mut [0; COPY_MAX][..(len as usize).min(COPY_MAX)];
+        // Fails for provider memory, which needs header split: a frame the
+        // device did not split (no IP header, or headers longer than a
+        // header buffer) has its headers where the stack cannot read them.
+        buf.sync_for_cpu(0, len)
+            .copy_to(head)
+            .map_err(|_| DropReason::HdrTrunc)?;
+        let head = &*head;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
         let hlen = (SkBuff::eth_headlen(napi.dev(), head) as usize).clamp(ETH_HLEN, head.len());
         // CAST: at most COPY_MAX.
         let mut skb = napi.alloc_skb(hlen as u32).ok_or(DropReason::NoMem)?;
-        if skb.put_data(&data[..hlen]).is_err() {
+        if skb.put_data(&head[..hlen]).is_err() {
             return Err(drop_skb(skb, DropReason::NoMem));
         }
         // CAST: at most COPY_MAX.
@@ -589,12 +594,13 @@ impl RxRing {
             // RLPML keeps longer frames out.
             return Err(DropReason::DevHdr);
         }
-        buf.sync_for_cpu(self.headroom, len);
+        let synced = buf.sync_for_cpu(self.headroom, len);
         if let Some((f, hash)) = watch {
-            // SAFETY: as in `build_split`, for the payload buffer, which is
-            // readable (host memory) and holds the frame past the headroom.
-            let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::HdrTrunc)?;
-            f(&data[..data.len().min(COPY_MAX)], hash);
+            // As in `build_whole`; the buffer is host memory, readable.
+            // CAST: u32 to usize is lossless on Linux.
+            let head = &mut [0; COPY_MAX][..(len as usize).min(COPY_MAX)];
+            synced.copy_to(head).map_err(|_| DropReason::HdrTrunc)?;
+            f(head, hash);
         }
         napi.build_skb(buf, self.headroom, len)
             .map_err(|_| DropReason::NoMem)

@@ -55,6 +55,7 @@ use kernel::{
             DropReason,
             SkBuff,
             TxMap,
+            TxMapper,
             RX_HEADROOM,
             SHINFO_ROOM, //
         },
@@ -797,6 +798,8 @@ impl Drop for TxSlot {
 pub(crate) struct TxRing {
     desc: Coherent<[Desc]>,
     slots: KVec<TxSlot>,
+    /// Maps frames for the ring's device, and undoes the mappings.
+    mapper: TxMapper,
     /// The next descriptor to fill.
     next_to_use: usize,
     /// The first descriptor of the oldest frame not known to be sent.
@@ -847,6 +850,7 @@ impl TxRing {
         Ok(Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             slots,
+            mapper: TxMapper::new(dev),
             next_to_use: 0,
             next_to_clean: 0,
             freed: 0,
@@ -871,12 +875,11 @@ impl TxRing {
 
     /// Frees what the ring still holds, sent or not, and empties it; the
     /// device no longer reads it.
-    pub(crate) fn reset(&mut self, dev: &Device<Bound>) {
+    pub(crate) fn reset(&mut self) {
         for slot in self.slots.iter_mut() {
             if let Some(m) = slot.map.take() {
-                // SAFETY: mapped for `dev`, the ring's device; the
-                // transmit unit is stopped.
-                unsafe { m.unmap(dev) };
+                // The transmit unit is stopped.
+                m.unmap(&self.mapper);
             }
             if let Some(skb) = slot.skb.take() {
                 skb.drop_reason(DropReason::DevReady);
@@ -931,10 +934,10 @@ impl TxRing {
     /// (`cmd_type_len`) and `olinfo` (`olinfo_status`) in the low and high
     /// halves of the second. A context descriptor goes through here too:
     /// its four dwords are the halves of the two quadwords.
-    fn write(&self, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
+    fn write(desc: &Coherent<[Desc]>, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
         let q1 = (u64::from(olinfo) << 32) | u64::from(cmd);
-        io_write!(self.desc, [try: i][build: 0], addr.to_le());
-        io_write!(self.desc, [try: i][build: 1], q1.to_le());
+        io_write!(desc, [try: i][build: 0], addr.to_le());
+        io_write!(desc, [try: i][build: 1], q1.to_le());
         Ok(())
     }
 
@@ -945,14 +948,14 @@ impl TxRing {
         Ok((u64::from_le(io_read!(self.desc, [try: i][build: 1])) >> 32) as u32)
     }
 
-    /// Unmaps descriptors `from` up to `to` (not included).
-    fn unmap(&mut self, dev: &Device<Bound>, from: usize, to: usize) {
+    /// Unmaps descriptors `from` up to `to` (not included), which the
+    /// device is done with: sent, or never handed over (the tail was not
+    /// moved past them).
+    fn unmap(&mut self, from: usize, to: usize) {
         let mut j = from;
         while j != to {
             if let Some(m) = self.slots.get_mut(j).and_then(|s| s.map.take()) {
-                // SAFETY: mapped for `dev`, the ring's device, and not
-                // handed to the device (the tail was not moved) or sent.
-                unsafe { m.unmap(dev) };
+                m.unmap(&self.mapper);
             }
             j = self.next(j);
         }
@@ -1009,7 +1012,7 @@ impl TxRing {
                 }
                 tse = TXD_DCMD_TSE;
             }
-            if self.write(i, macip.into(), tucmd, mss_l4len).is_err() {
+            if Self::write(&self.desc, i, macip.into(), tucmd, mss_l4len).is_err() {
                 // A descriptor outside the ring: its state is off.
                 skb.drop_reason(DropReason::DevReady);
                 return Err(TxError::Dropped);
@@ -1018,16 +1021,17 @@ impl TxRing {
         }
         let mut last = None;
         let mut left = pieces;
-        let mapped = skb.map_for_tx(dev, |m| {
+        let size = self.len();
+        let (desc, slots, mapper) = (&self.desc, &mut self.slots, &self.mapper);
+        let mapped = skb.map_for_tx(dev, mapper, |m| {
             let (mut addr, mut rest) = (m.addr(), m.len());
             if rest == 0 {
-                // SAFETY: mapped for `dev` just now; the device never saw
-                // it.
-                unsafe { m.unmap(dev) };
+                // The device never saw it.
+                m.unmap(mapper);
                 return Ok(());
             }
             // The mapping is undone with the piece's first descriptor.
-            self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
+            slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
             while rest > 0 {
                 let n = rest.min(TXD_MAX_DATA);
                 left = left.saturating_sub(1);
@@ -1036,9 +1040,9 @@ impl TxRing {
                     // The frame's last piece: report it sent.
                     cmd |= TXD_DCMD_EOP | TXD_DCMD_RS;
                 }
-                self.write(i, addr, cmd, olinfo)?;
+                Self::write(desc, i, addr, cmd, olinfo)?;
                 last = Some(i);
-                i = self.next(i);
+                i = wrap(i, 1, size);
                 addr += u64::from(n);
                 rest -= n;
             }
@@ -1052,7 +1056,7 @@ impl TxRing {
                 // Through `i`: a piece's mapping goes on its first slot
                 // before its descriptors are written.
                 let end = self.next(i);
-                self.unmap(dev, first, end);
+                self.unmap(first, end);
                 skb.drop_reason(DropReason::NoMem);
                 return Err(TxError::Dropped);
             }
@@ -1061,7 +1065,7 @@ impl TxRing {
         let Some(slot) = self.slots.get_mut(first) else {
             // As for a descriptor outside the ring, above; the tail has
             // not moved, so the device saw none of it.
-            self.unmap(dev, first, i);
+            self.unmap(first, i);
             skb.drop_reason(DropReason::DevReady);
             return Err(TxError::Dropped);
         };
@@ -1084,11 +1088,7 @@ impl TxRing {
     /// Frees the frames the device sent, into the NAPI caches from the
     /// queue's poll `napi`, as any context frees them without; returns how
     /// many, and their bytes.
-    pub(crate) fn clean(
-        &mut self,
-        dev: &Device<Bound>,
-        napi: Option<&NapiPoll<'_, super::QueuePair>>,
-    ) -> (u32, u32) {
+    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, super::QueuePair>>) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1108,7 +1108,7 @@ impl TxRing {
                 .slots
                 .get_mut(first)
                 .map_or((None, 0), |s| (s.skb.take(), s.bytes));
-            self.unmap(dev, first, self.next(eop));
+            self.unmap(first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
                 match napi {

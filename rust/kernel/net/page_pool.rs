@@ -779,52 +779,54 @@ impl PoolNetmem {
     /// Makes the `len` bytes the device wrote `off` bytes into the buffer
     /// visible to the CPU, unless the pool does not sync (provider memory)
     /// or does not map. A range past the buffer's end is cut at it.
-    pub fn sync_for_cpu(&self, off: u32, len: u32) {
-        if !self.mapped {
-            // The page pool would sync at whatever address the page holds
-            // (it turns syncing for the CPU on for every pool).
-            return;
-        }
+    /// Returns the range, which the CPU may read from now on
+    /// ([`Synced::copy_to`]); only a synced range can be read:
+    ///
+    /// ```ignore,compile_fail,E0599
+    /// use kernel::net::page_pool::PoolNetmem;
+    ///
+    /// fn peek(buf: &PoolNetmem, head: &mut [u8; 64]) {
+    ///     let _ = buf.copy_to(head);
+    /// }
+    /// ```
+    ///
+    /// and only while the buffer is still the caller's, not once it is
+    /// given back to the pool (or to an skb):
+    ///
+    /// ```ignore,compile_fail,E0505
+    /// use kernel::net::page_pool::PoolNetmem;
+    ///
+    /// fn peek_late(buf: PoolNetmem, head: &mut [u8; 64]) {
+    ///     let synced = buf.sync_for_cpu(0, 64);
+    ///     drop(buf);
+    ///     let _ = synced.copy_to(head);
+    /// }
+    /// ```
+    pub fn sync_for_cpu(&self, off: u32, len: u32) -> Synced<'_> {
         let off = off.min(self.size);
         let len = len.min(self.size - off);
-        // SAFETY: the pool is alive while the reference is out, and maps
-        // its buffers (checked above); the range is inside the buffer, so
-        // inside the pool's mapping of it.
-        unsafe {
-            bindings::page_pool_dma_sync_netmem_for_cpu(
-                self.pool.as_ptr(),
-                self.netmem.as_raw(),
-                self.offset + off,
-                len,
-            )
+        // The page pool would sync an unmapped pool's buffer at whatever
+        // address the page holds (it turns syncing for the CPU on for
+        // every pool).
+        if self.mapped {
+            // SAFETY: the pool is alive while the reference is out, and
+            // maps its buffers (checked above); the range is inside the
+            // buffer, so inside the pool's mapping of it.
+            unsafe {
+                bindings::page_pool_dma_sync_netmem_for_cpu(
+                    self.pool.as_ptr(),
+                    self.netmem.as_raw(),
+                    self.offset + off,
+                    len,
+                )
+            }
         }
-    }
-
-    /// The `len` bytes `off` bytes into the buffer; `None` for provider
-    /// memory, or a range past the buffer's end.
-    ///
-    /// # Safety
-    ///
-    /// The device does not write the range while the slice lives, and it
-    /// was synced for the CPU after the device last wrote it.
-    pub unsafe fn bytes(&self, off: u32, len: u32) -> Option<&[u8]> {
-        if !self.is_readable() || !self.holds(off, len) {
-            return None;
+        // INVARIANT: cut to the buffer above.
+        Synced {
+            buf: self,
+            off,
+            len,
         }
-        // SAFETY: a page of the pool, mapped in the kernel's address space.
-        let base = unsafe { bindings::netmem_address(self.netmem.as_raw()) };
-        if base.is_null() {
-            return None;
-        }
-        // SAFETY: the range is inside the buffer (checked above), which
-        // only this reference uses (type invariant), and the device does
-        // not write it meanwhile, per the caller.
-        Some(unsafe {
-            core::slice::from_raw_parts(
-                base.cast::<u8>().add((self.offset + off) as usize),
-                len as usize,
-            )
-        })
     }
 
     /// Gives up the reference without returning it: the caller now owns
@@ -844,6 +846,78 @@ impl Drop for PoolNetmem {
         unsafe {
             bindings::page_pool_put_full_netmem(self.pool.as_ptr(), self.netmem.as_raw(), false)
         };
+    }
+}
+
+/// A range of a [`PoolNetmem`] synced for the CPU
+/// ([`PoolNetmem::sync_for_cpu`]): what the device wrote there before the
+/// sync is what the CPU reads.
+///
+/// Reads copy the bytes out with `memcpy`, as the [`dma`](crate::dma)
+/// module reads memory a device may write: nothing here takes the
+/// device's word that it stopped writing the buffer, so no reference to
+/// its bytes is handed out. A device that wrote the range after the sync
+/// (a driver that gave its address out again) makes the copy's bytes
+/// stale, not the kernel unsound.
+///
+/// # Invariants
+///
+/// `off + len` is at most `buf.size()`.
+pub struct Synced<'a> {
+    buf: &'a PoolNetmem,
+    off: u32,
+    len: u32,
+}
+
+impl Synced<'_> {
+    /// Where the range starts in the buffer.
+    pub fn offset(&self) -> u32 {
+        self.off
+    }
+
+    /// The range's length in bytes.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies the range's first `dst.len()` bytes into `dst`. Fails with
+    /// `EFAULT` if the CPU cannot read the buffer (a memory provider's
+    /// `net_iov`), and with `EINVAL` if the range is shorter than `dst`.
+    pub fn copy_to(&self, dst: &mut [u8]) -> Result {
+        if !self.buf.is_readable() {
+            return Err(EFAULT);
+        }
+        if dst.len() > self.len as usize {
+            return Err(EINVAL);
+        }
+        // SAFETY: a page of the pool (readable, checked above), mapped in
+        // the kernel's address space.
+        let base = unsafe { bindings::netmem_address(self.buf.netmem.as_raw()) };
+        if base.is_null() {
+            return Err(EFAULT);
+        }
+        // CAST: u32 to usize is lossless on Linux.
+        let start = (self.buf.offset + self.off) as usize;
+        // SAFETY: `dst.len()` bytes from `start` into the page are inside
+        // the buffer (checked above, with the type invariant), which the
+        // pool reference borrowed for `'a` keeps allocated and no one else
+        // uses; `dst` is writable for as many bytes, and cannot overlap
+        // the buffer (it is borrowed mutably while the buffer is borrowed
+        // shared). `memcpy`, not a Rust copy, as the `dma` module reads
+        // memory a device may write.
+        unsafe {
+            bindings::memcpy(
+                dst.as_mut_ptr().cast(),
+                base.cast::<u8>().add(start).cast(),
+                dst.len(),
+            )
+        };
+        Ok(())
     }
 }
 
@@ -1031,10 +1105,18 @@ mod tests {
         assert_eq!(buf.size(), PAGE);
         assert_eq!(buf.dma_addr(), 0);
         // Nothing to sync, and nothing to sync with.
-        buf.sync_for_cpu(0, PAGE);
-        // SAFETY: no device has the page.
-        let bytes = unsafe { buf.bytes(0, PAGE) };
-        assert_eq!(bytes.map(<[u8]>::len), Some(PAGE_SIZE));
+        let synced = buf.sync_for_cpu(0, PAGE);
+        assert_eq!(synced.len(), PAGE);
+        let mut head = [0xffu8; 64];
+        synced.copy_to(&mut head)?;
+        // A new page of a pool that does not sync: whatever it holds, the
+        // whole page reads, and no more.
+        let mut page = KVec::from_elem(0u8, PAGE_SIZE + 1, GFP_KERNEL)?;
+        assert!(synced.copy_to(&mut page[..PAGE_SIZE]).is_ok());
+        assert_eq!(synced.copy_to(&mut page), Err(EINVAL));
+        // A range past the end is cut at it.
+        assert_eq!(buf.sync_for_cpu(PAGE - 16, 64).len(), 16);
+        assert_eq!(buf.sync_for_cpu(PAGE + 1, 1).len(), 0);
         drop(buf);
         Ok(())
     }

@@ -30,7 +30,14 @@ use crate::{
         },
         netdev::NetDevice, //
     },
-    prelude::*, //
+    prelude::*,
+    sync::{
+        aref::ARef,
+        atomic::{
+            Atomic,
+            Relaxed, //
+        }, //
+    }, //
 };
 use core::{
     mem::ManuallyDrop,
@@ -505,14 +512,58 @@ enum MapKind {
     NetIov,
 }
 
+/// Maps packets for one device to read ([`SkBuff::map_for_tx`]) and undoes
+/// those mappings ([`TxMap::unmap`]): a transmit ring's, made once with
+/// it. It holds a reference to its device, so the device its mappings
+/// were made for is still there to undo them.
+///
+/// # Invariants
+///
+/// `id` is this mapper's alone: no other mapper had or will have it.
+pub struct TxMapper {
+    dev: ARef<Device>,
+    id: u64,
+}
+
+impl TxMapper {
+    /// A mapper for `dev`.
+    pub fn new(dev: &Device<Bound>) -> Self {
+        /// The next mapper's `id`: a `u64` counted up once per mapper
+        /// (one per transmit ring made) does not wrap.
+        static NEXT_ID: Atomic<u64> = Atomic::new(0);
+        // INVARIANT: each mapper takes a new value of the counter.
+        Self {
+            dev: dev.into(),
+            id: NEXT_ID.fetch_add(1, Relaxed),
+        }
+    }
+}
+
 /// A part of a packet mapped for a device to read: the linear part or one
-/// frag, for one transmit descriptor. Dropping it without
-/// [`TxMap::unmap`] leaks the mapping.
+/// frag, for one transmit descriptor. [`TxMap::unmap`] undoes the mapping;
+/// dropping it without leaks the mapping.
+///
+/// Unmapping is safe whenever it happens. The mapping is for the device
+/// to read (`DMA_TO_DEVICE`): a device still reading after the unmap
+/// reads whatever the address leads to by then (an IOMMU fault, or a
+/// reused bounce buffer), so the frame on the wire is wrong, but nothing
+/// is written to the CPU's memory and no bounce buffer is copied back.
+/// Drivers unmap once the device reports the part sent. What must hold is
+/// that a mapping is undone once, for the device it was made for: the
+/// mapping names the [`TxMapper`] that made it, which alone undoes it, and
+/// [`TxMap::unmap`] takes it by value.
+///
+/// # Invariants
+///
+/// `addr` and `len` are a mapping of kind `kind` made by the mapper whose
+/// `id` is `mapper`, for its device; for `MapKind::Single` and
+/// `MapKind::Page`, one not yet undone.
 #[derive(Debug)]
 pub struct TxMap {
     addr: DmaAddress,
     len: u32,
     kind: MapKind,
+    mapper: u64,
 }
 
 impl TxMap {
@@ -531,32 +582,41 @@ impl TxMap {
         self.len == 0
     }
 
-    /// Undoes the mapping, once the device no longer reads it.
+    /// Undoes the mapping, once the device no longer reads it. `mapper` is
+    /// the mapper that made it; for another, it warns and leaks the
+    /// mapping instead.
     ///
-    /// # Safety
+    /// A mapping is undone once: unmapping it takes it.
     ///
-    /// `dev` is the device the part was mapped for; the device is done
-    /// with it.
-    pub unsafe fn unmap(self, dev: &Device<Bound>) {
+    /// ```ignore,compile_fail,E0382
+    /// use kernel::net::skbuff::{
+    ///     TxMap,
+    ///     TxMapper, //
+    /// };
+    ///
+    /// fn twice(mapper: &TxMapper, m: TxMap) {
+    ///     m.unmap(mapper);
+    ///     m.unmap(mapper);
+    /// }
+    /// ```
+    pub fn unmap(self, mapper: &TxMapper) {
+        if crate::warn_on!(mapper.id != self.mapper) {
+            return;
+        }
+        let dev = mapper.dev.as_raw();
         let dir = DataDirection::ToDevice.into();
-        // SAFETY: mapped for `dev` in this direction and length, per the
-        // caller and how it was made.
+        // SAFETY: `mapper` made the mapping (its `id` is unique, checked
+        // above), for its device, which its reference keeps, in this
+        // direction and length (type invariant); `self` is taken, so the
+        // mapping is undone once.
         unsafe {
             match self.kind {
-                MapKind::Single => bindings::dma_unmap_single_attrs(
-                    dev.as_raw(),
-                    self.addr,
-                    self.len as usize,
-                    dir,
-                    0,
-                ),
-                MapKind::Page => bindings::dma_unmap_page_attrs(
-                    dev.as_raw(),
-                    self.addr,
-                    self.len as usize,
-                    dir,
-                    0,
-                ),
+                MapKind::Single => {
+                    bindings::dma_unmap_single_attrs(dev, self.addr, self.len as usize, dir, 0)
+                }
+                MapKind::Page => {
+                    bindings::dma_unmap_page_attrs(dev, self.addr, self.len as usize, dir, 0)
+                }
                 MapKind::NetIov => (),
             }
         }
@@ -795,11 +855,20 @@ impl SkBuff {
         pieces(self.headlen()) + frags.map(|f| pieces(f.len)).sum::<usize>()
     }
 
-    /// Maps the packet for `dev` to read: the linear part (unless empty),
-    /// then each frag; `net_iov` frags have their provider's addresses.
-    /// Hands each part to `f` in order. Stops at the first error (of the
-    /// mapping, or of `f`); the parts handed over are `f`'s to unmap.
-    pub fn map_for_tx(&self, dev: &Device<Bound>, mut f: impl FnMut(TxMap) -> Result) -> Result {
+    /// Maps the packet for `dev` to read with `mapper`, `dev`'s: the
+    /// linear part (unless empty), then each frag; `net_iov` frags have
+    /// their provider's addresses. Hands each part to `f` in order. Stops
+    /// at the first error (of the mapping, or of `f`); the parts handed
+    /// over are `f`'s to unmap. `EINVAL` if `mapper` is another device's.
+    pub fn map_for_tx(
+        &self,
+        dev: &Device<Bound>,
+        mapper: &TxMapper,
+        mut f: impl FnMut(TxMap) -> Result,
+    ) -> Result {
+        if mapper.dev.as_raw() != dev.as_raw() {
+            return Err(EINVAL);
+        }
         let raw = self.as_raw();
         let dir = DataDirection::ToDevice.into();
         let headlen = self.headlen();
@@ -819,10 +888,12 @@ impl SkBuff {
             if unsafe { bindings::dma_mapping_error(dev.as_raw(), addr) } != 0 {
                 return Err(ENOMEM);
             }
+            // INVARIANT: mapped just now for `dev`, `mapper`'s device.
             f(TxMap {
                 addr,
                 len: headlen,
                 kind: MapKind::Single,
+                mapper: mapper.id,
             })?;
         }
         // SAFETY: the buffer is valid.
@@ -839,6 +910,8 @@ impl SkBuff {
             if !net_iov && unsafe { bindings::dma_mapping_error(dev.as_raw(), addr) } != 0 {
                 return Err(ENOMEM);
             }
+            // INVARIANT: as above, or the provider's mapping, which is
+            // not undone.
             f(TxMap {
                 addr,
                 len,
@@ -847,6 +920,7 @@ impl SkBuff {
                 } else {
                     MapKind::Page
                 },
+                mapper: mapper.id,
             })?;
         }
         Ok(())
@@ -1103,6 +1177,19 @@ mod tests {
         assert_eq!(tso_headers(&mut h, &CSUM4, 30_000), Err(EINVAL));
         // Nothing was written on the way out.
         assert_eq!(h[16..18], 29_986u16.to_be_bytes());
+    }
+
+    #[test]
+    fn mappers_of_one_device_are_told_apart() -> Result {
+        let faux = crate::faux::Registration::new(c"rust-skbuff-test", None)?;
+        let fdev: &crate::faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        // A ring made again for the same device does not undo the old
+        // ring's mappings.
+        let (a, b) = (TxMapper::new(dev), TxMapper::new(dev));
+        assert_ne!(a.id, b.id);
+        assert_eq!(a.dev.as_raw(), b.dev.as_raw());
+        Ok(())
     }
 
     #[test]

@@ -262,9 +262,9 @@ impl QueuePair {
 
     /// Empties the transmit ring, now that the queue does no DMA (`off`,
     /// which must be the pair's): frames not sent are freed.
-    fn reset_tx(&self, dev: &kernel::device::Device<Bound>, off: hw::TxOff) {
+    fn reset_tx(&self, off: hw::TxOff) {
         if off.queue() == self.idx {
-            self.tx.lock().reset(dev);
+            self.tx.lock().reset();
         }
     }
 
@@ -289,13 +289,8 @@ impl QueuePair {
     /// queue's completions. Returns whether frames were freed: from the
     /// poll, by it or outside it since its last run, so that the poll
     /// wakes a queue stopped for room that the watchdog made.
-    fn complete_tx(
-        &self,
-        dev: &Device<Nic>,
-        tx: &mut TxRing,
-        napi: Option<&NapiPoll<'_, Self>>,
-    ) -> bool {
-        let (frames, bytes) = tx.clean(dev.data().bound(), napi);
+    fn complete_tx(&self, tx: &mut TxRing, napi: Option<&NapiPoll<'_, Self>>) -> bool {
+        let (frames, bytes) = tx.clean(napi);
         match napi {
             Some(napi) => {
                 let (f, b) = tx.take_unreported();
@@ -316,7 +311,7 @@ impl QueuePair {
 
     fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
         let mut tx = self.tx.lock();
-        if self.complete_tx(dev, &mut tx, Some(napi))
+        if self.complete_tx(&mut tx, Some(napi))
             && dev.queue_stopped(self.txq())
             && tx.unused() >= ring::TX_FRAME_MAX
         {
@@ -689,11 +684,11 @@ impl Nic {
     /// so that frames sent but not yet cleaned (a poll not run yet) do not
     /// count; their completions go to byte queue limits from the pair's
     /// poll, which this schedules. `status` is STATUS as read now.
-    fn hung_tx(&self, dev: &Device<Nic>, status: u32) -> Option<&QueuePair> {
+    fn hung_tx(&self, status: u32) -> Option<&QueuePair> {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
         self.active().iter().find(|q| {
             let mut tx = q.tx.lock();
-            q.complete_tx(dev, &mut tx, None);
+            q.complete_tx(&mut tx, None);
             tx.hung(status, now)
         })
     }
@@ -808,7 +803,7 @@ impl Nic {
             // sleep.
             let ring = {
                 let mut tx = q.tx.lock();
-                tx.reset(self.bound());
+                tx.reset();
                 hw::Ring {
                     dma: tx.dma_address(),
                     // CAST: at most 64 KiB.
@@ -1129,7 +1124,7 @@ impl Operations for Nic {
             for q in nic.active() {
                 drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
                 if let Some(off) = stopped.tx(q.idx) {
-                    q.reset_tx(nic.bound(), off);
+                    q.reset_tx(off);
                 }
                 if let Some(napi) = q.napi.added() {
                     napi.remove(dev);
@@ -1181,7 +1176,7 @@ impl Operations for Nic {
             // says so); the pools go outside the lock.
             drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
             if let Some(off) = stopped.tx(q.idx) {
-                q.reset_tx(nic.bound(), off);
+                q.reset_tx(off);
             }
             if let Some(napi) = q.napi.added() {
                 // Disabled above: byte queue limits forget the frames the
@@ -1267,7 +1262,7 @@ impl Operations for Nic {
             q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
         }
         if tx.unused() < ring::TX_FRAME_MAX {
-            q.complete_tx(dev, &mut tx, None);
+            q.complete_tx(&mut tx, None);
             if tx.unused() < ring::TX_FRAME_MAX {
                 dev.stop_queue(qi);
                 q.tx_stops.add(1, Relaxed);
@@ -1879,7 +1874,7 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
         // (which stops the queue and leaves the reset to the core's
         // transmit timeout, seconds later). The reset's `open` wakes the
         // queue.
-        if let Some(q) = link.then(|| nic.hung_tx(dev, status)).flatten() {
+        if let Some(q) = link.then(|| nic.hung_tx(status)).flatten() {
             let tq = txq(q.idx);
             dev_err!(
                 nic.pdev,

@@ -55,6 +55,7 @@ use kernel::{
             DropReason,
             SkBuff,
             TxMap,
+            TxMapper,
             RX_HEADROOM,
             SHINFO_ROOM, //
         },
@@ -68,10 +69,6 @@ use kernel::{
         dma_mb,
         Read,
         Write, //
-    },
-    transmute::{
-        AsBytes,
-        FromBytes, //
     },
 };
 
@@ -121,51 +118,27 @@ pub(crate) const fn fits_in_place(len: u32) -> bool {
     RX_HEADROOM + SHINFO_ROOM + len <= HOST_FRAG
 }
 
-/// An advanced receive descriptor: buffer addresses when given to the
-/// device, status and length when it gives it back.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct RxDesc {
-    /// Packet buffer address; write-back: packet info and RSS hash.
-    addr: u64,
-    /// Header buffer address; write-back: status and errors (bits 31:0),
-    /// length (47:32), VLAN (63:48).
-    status: u64,
-}
-
-// SAFETY: two integers, no padding.
-unsafe impl AsBytes for RxDesc {}
-// SAFETY: any bit pattern is a valid pair of integers.
-unsafe impl FromBytes for RxDesc {}
+/// An advanced descriptor, receive or transmit: two little-endian
+/// quadwords, as the datasheet numbers them (the C driver's
+/// `union e1000_adv_rx_desc` and `union e1000_adv_tx_desc`). What they
+/// hold depends on the ring and on who wrote them last, the driver or the
+/// device's write-back: [`RxRing`] and [`TxRing`] read and write them
+/// through accessors that say which. Plain integers have no padding and
+/// take any bit pattern, so an array of them is shared with the device
+/// as it is.
+type Desc = [u64; 2];
 
 /// Bytes per descriptor, receive or transmit: ring lengths are counted
 /// in them.
 pub(crate) const DESC_SIZE: usize = 16;
-const _: () = assert!(
-    core::mem::size_of::<RxDesc>() == DESC_SIZE && core::mem::size_of::<TxDesc>() == DESC_SIZE
-);
-
-/// An advanced transmit data descriptor.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct TxDesc {
-    addr: u64,
-    cmd_type_len: u32,
-    /// Payload length and options; write-back: status (DD).
-    olinfo_status: u32,
-}
-
-// SAFETY: integers, no padding.
-unsafe impl AsBytes for TxDesc {}
-// SAFETY: any bit pattern is valid.
-unsafe impl FromBytes for TxDesc {}
+const _: () = assert!(core::mem::size_of::<Desc>() == DESC_SIZE);
 
 /// The receive ring of one queue, with its buffers and page pools.
 ///
 /// Descriptors `next_to_clean` up to `next_to_fill` (`armed` of them) are
 /// the device's, each with its buffers in `bufs` and `hdrs`.
 pub(crate) struct RxRing {
-    desc: Coherent<[RxDesc]>,
+    desc: Coherent<[Desc]>,
     /// Payload buffers of the armed descriptors.
     bufs: KVec<Option<PoolNetmem>>,
     /// Header buffers of the armed descriptors, with header split.
@@ -460,12 +433,10 @@ impl RxRing {
             .get(i)
             .and_then(Option::as_ref)
             .map_or(0, PoolNetmem::dma_addr);
-        io_write!(
-            self.desc,
-            [try: i].addr,
-            buf.dma_addr() + DmaAddress::from(self.headroom)
-        );
-        io_write!(self.desc, [try: i].status, hdr);
+        // Read format: packet buffer address, then header buffer address.
+        let pkt = buf.dma_addr() + DmaAddress::from(self.headroom);
+        io_write!(self.desc, [try: i][build: 0], pkt.to_le());
+        io_write!(self.desc, [try: i][build: 1], hdr.to_le());
         Ok(())
     }
 
@@ -519,14 +490,18 @@ impl RxRing {
         Ok((self.next_to_clean as u32, self.next_to_fill as u32))
     }
 
+    /// The second quadword of a write-back: status and errors (bits 31:0),
+    /// length (47:32), VLAN (63:48).
     fn status(&self, i: usize) -> Result<u64> {
-        Ok(io_read!(self.desc, [try: i].status))
+        Ok(u64::from_le(io_read!(self.desc, [try: i][build: 1])))
     }
 
     /// The first quadword of a write-back: packet info, header length and
     /// RSS hash.
     fn info(&self, i: usize) -> Result<RxInfo> {
-        Ok(RxInfo(io_read!(self.desc, [try: i].addr)))
+        Ok(RxInfo(u64::from_le(
+            io_read!(self.desc, [try: i][build: 0]),
+        )))
     }
 
     /// Builds the skb of a split frame: `hlen` bytes of headers in `hdr`,
@@ -542,11 +517,13 @@ impl RxRing {
         if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        hdr.sync_for_cpu(0, hlen);
-        // SAFETY: the device wrote the header buffer before setting DD and
-        // no longer owns it; it was synced just above. `None` if the CPU
-        // cannot read it, which header buffers (host pages) always allow.
-        let head = unsafe { hdr.bytes(0, hlen) }.ok_or(DropReason::HdrTrunc)?;
+        // CAST: at most HDR_SIZE, checked above.
+        let head = &mut [0; HDR_SIZE as usize][..hlen as usize];
+        // Header buffers are host pages, which the CPU can always read.
+        hdr.sync_for_cpu(0, hlen)
+            .copy_to(head)
+            .map_err(|_| DropReason::HdrTrunc)?;
+        let head = &*head;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
@@ -578,20 +555,23 @@ impl RxRing {
         if (len as usize) < ETH_HLEN || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        buf.sync_for_cpu(0, len);
-        // SAFETY: as in `build_split`, for the payload buffer; `None` for
-        // provider memory, which needs header split: a frame the device did
-        // not split (no IP header, or headers longer than a header buffer)
-        // has its headers where the stack cannot read them.
-        let data = unsafe { buf.bytes(0, len) }.ok_or(DropReason::HdrTrunc)?;
-        let head = &data[..data.len().min(COPY_MAX)];
+        // What may be headers: the flow dissector looks no further.
+        // CAST: u32 to usize is lossless on Linux.
+        let head = &mut [0; COPY_MAX][..(len as usize).min(COPY_MAX)];
+        // Fails for provider memory, which needs header split: a frame the
+        // device did not split (no IP header, or headers longer than a
+        // header buffer) has its headers where the stack cannot read them.
+        buf.sync_for_cpu(0, len)
+            .copy_to(head)
+            .map_err(|_| DropReason::HdrTrunc)?;
+        let head = &*head;
         if let Some((f, hash)) = watch {
             f(head, hash);
         }
         let hlen = (SkBuff::eth_headlen(napi.dev(), head) as usize).clamp(ETH_HLEN, head.len());
         // CAST: at most COPY_MAX.
         let mut skb = napi.alloc_skb(hlen as u32).ok_or(DropReason::NoMem)?;
-        if skb.put_data(&data[..hlen]).is_err() {
+        if skb.put_data(&head[..hlen]).is_err() {
             return Err(drop_skb(skb, DropReason::NoMem));
         }
         // CAST: at most COPY_MAX.
@@ -615,12 +595,13 @@ impl RxRing {
             // RLPML keeps longer frames out.
             return Err(DropReason::DevHdr);
         }
-        buf.sync_for_cpu(self.headroom, len);
+        let synced = buf.sync_for_cpu(self.headroom, len);
         if let Some((f, hash)) = watch {
-            // SAFETY: as in `build_split`, for the payload buffer, which is
-            // readable (host memory) and holds the frame past the headroom.
-            let data = unsafe { buf.bytes(self.headroom, len) }.ok_or(DropReason::HdrTrunc)?;
-            f(&data[..data.len().min(COPY_MAX)], hash);
+            // As in `build_whole`; the buffer is host memory, readable.
+            // CAST: u32 to usize is lossless on Linux.
+            let head = &mut [0; COPY_MAX][..(len as usize).min(COPY_MAX)];
+            synced.copy_to(head).map_err(|_| DropReason::HdrTrunc)?;
+            f(head, hash);
         }
         napi.build_skb(buf, self.headroom, len)
             .map_err(|_| DropReason::NoMem)
@@ -815,8 +796,10 @@ impl Drop for TxSlot {
 /// device piece by piece; `net_iov` frags (devmem TX) by the addresses
 /// their binding mapped.
 pub(crate) struct TxRing {
-    desc: Coherent<[TxDesc]>,
+    desc: Coherent<[Desc]>,
     slots: KVec<TxSlot>,
+    /// Maps frames for the ring's device, and undoes the mappings.
+    mapper: TxMapper,
     /// The next descriptor to fill.
     next_to_use: usize,
     /// The first descriptor of the oldest frame not known to be sent.
@@ -867,6 +850,7 @@ impl TxRing {
         Ok(Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             slots,
+            mapper: TxMapper::new(dev),
             next_to_use: 0,
             next_to_clean: 0,
             freed: 0,
@@ -891,12 +875,11 @@ impl TxRing {
 
     /// Frees what the ring still holds, sent or not, and empties it; the
     /// device no longer reads it.
-    pub(crate) fn reset(&mut self, dev: &Device<Bound>) {
+    pub(crate) fn reset(&mut self) {
         for slot in self.slots.iter_mut() {
             if let Some(m) = slot.map.take() {
-                // SAFETY: mapped for `dev`, the ring's device; the
-                // transmit unit is stopped.
-                unsafe { m.unmap(dev) };
+                // The transmit unit is stopped.
+                m.unmap(&self.mapper);
             }
             if let Some(skb) = slot.skb.take() {
                 skb.drop_reason(DropReason::DevReady);
@@ -947,22 +930,32 @@ impl TxRing {
         )
     }
 
-    /// Writes transmit descriptor `i`.
-    fn write(&self, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
-        io_write!(self.desc, [try: i].addr, addr);
-        io_write!(self.desc, [try: i].cmd_type_len, cmd);
-        io_write!(self.desc, [try: i].olinfo_status, olinfo);
+    /// Writes transmit descriptor `i`: `addr` in the first quadword, `cmd`
+    /// (`cmd_type_len`) and `olinfo` (`olinfo_status`) in the low and high
+    /// halves of the second. A context descriptor goes through here too:
+    /// its four dwords are the halves of the two quadwords.
+    fn write(desc: &Coherent<[Desc]>, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
+        let q1 = (u64::from(olinfo) << 32) | u64::from(cmd);
+        io_write!(desc, [try: i][build: 0], addr.to_le());
+        io_write!(desc, [try: i][build: 1], q1.to_le());
         Ok(())
     }
 
-    /// Unmaps descriptors `from` up to `to` (not included).
-    fn unmap(&mut self, dev: &Device<Bound>, from: usize, to: usize) {
+    /// The write-back status of transmit descriptor `i` (the high half
+    /// of its second quadword, where `olinfo_status` was).
+    fn status(&self, i: usize) -> Result<u32> {
+        // CAST: the high half.
+        Ok((u64::from_le(io_read!(self.desc, [try: i][build: 1])) >> 32) as u32)
+    }
+
+    /// Unmaps descriptors `from` up to `to` (not included), which the
+    /// device is done with: sent, or never handed over (the tail was not
+    /// moved past them).
+    fn unmap(&mut self, from: usize, to: usize) {
         let mut j = from;
         while j != to {
             if let Some(m) = self.slots.get_mut(j).and_then(|s| s.map.take()) {
-                // SAFETY: mapped for `dev`, the ring's device, and not
-                // handed to the device (the tail was not moved) or sent.
-                unsafe { m.unmap(dev) };
+                m.unmap(&self.mapper);
             }
             j = self.next(j);
         }
@@ -1019,7 +1012,7 @@ impl TxRing {
                 }
                 tse = TXD_DCMD_TSE;
             }
-            if self.write(i, macip.into(), tucmd, mss_l4len).is_err() {
+            if Self::write(&self.desc, i, macip.into(), tucmd, mss_l4len).is_err() {
                 // A descriptor outside the ring: its state is off.
                 skb.drop_reason(DropReason::DevReady);
                 return Err(TxError::Dropped);
@@ -1028,16 +1021,17 @@ impl TxRing {
         }
         let mut last = None;
         let mut left = pieces;
-        let mapped = skb.map_for_tx(dev, |m| {
+        let size = self.len();
+        let (desc, slots, mapper) = (&self.desc, &mut self.slots, &self.mapper);
+        let mapped = skb.map_for_tx(dev, mapper, |m| {
             let (mut addr, mut rest) = (m.addr(), m.len());
             if rest == 0 {
-                // SAFETY: mapped for `dev` just now; the device never saw
-                // it.
-                unsafe { m.unmap(dev) };
+                // The device never saw it.
+                m.unmap(mapper);
                 return Ok(());
             }
             // The mapping is undone with the piece's first descriptor.
-            self.slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
+            slots.get_mut(i).ok_or(EINVAL)?.map = Some(m);
             while rest > 0 {
                 let n = rest.min(TXD_MAX_DATA);
                 left = left.saturating_sub(1);
@@ -1046,9 +1040,9 @@ impl TxRing {
                     // The frame's last piece: report it sent.
                     cmd |= TXD_DCMD_EOP | TXD_DCMD_RS;
                 }
-                self.write(i, addr, cmd, olinfo)?;
+                Self::write(desc, i, addr, cmd, olinfo)?;
                 last = Some(i);
-                i = self.next(i);
+                i = wrap(i, 1, size);
                 addr += u64::from(n);
                 rest -= n;
             }
@@ -1062,7 +1056,7 @@ impl TxRing {
                 // Through `i`: a piece's mapping goes on its first slot
                 // before its descriptors are written.
                 let end = self.next(i);
-                self.unmap(dev, first, end);
+                self.unmap(first, end);
                 skb.drop_reason(DropReason::NoMem);
                 return Err(TxError::Dropped);
             }
@@ -1071,7 +1065,7 @@ impl TxRing {
         let Some(slot) = self.slots.get_mut(first) else {
             // As for a descriptor outside the ring, above; the tail has
             // not moved, so the device saw none of it.
-            self.unmap(dev, first, i);
+            self.unmap(first, i);
             skb.drop_reason(DropReason::DevReady);
             return Err(TxError::Dropped);
         };
@@ -1094,11 +1088,7 @@ impl TxRing {
     /// Frees the frames the device sent, into the NAPI caches from the
     /// queue's poll `napi`, as any context frees them without; returns how
     /// many, and their bytes.
-    pub(crate) fn clean(
-        &mut self,
-        dev: &Device<Bound>,
-        napi: Option<&NapiPoll<'_, super::QueuePair>>,
-    ) -> (u32, u32) {
+    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, super::QueuePair>>) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1110,8 +1100,7 @@ impl TxRing {
             else {
                 break;
             };
-            let st = (|| -> Result<u32> { Ok(io_read!(self.desc, [try: eop].olinfo_status)) })();
-            match st {
+            match self.status(eop) {
                 Ok(st) if st & TXD_STAT_DD != 0 => {}
                 _ => break,
             }
@@ -1119,7 +1108,7 @@ impl TxRing {
                 .slots
                 .get_mut(first)
                 .map_or((None, 0), |s| (s.skb.take(), s.bytes));
-            self.unmap(dev, first, self.next(eop));
+            self.unmap(first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
                 match napi {

@@ -14,6 +14,7 @@ use super::binding::Binding;
 use kernel::{
     net::{
         netdev::{
+            attr,
             Locked,
             RxQueue, //
         },
@@ -147,12 +148,11 @@ unsafe impl MemoryProvider for Binding {
 
     fn nl_fill(this: &Self, msg: &mut FillMsg<'_>, rxq: Option<&RxQueue>) -> Result {
         let attr = if rxq.is_some() {
-            kernel::bindings::NETDEV_A_QUEUE_DMABUF
+            attr::QUEUE_DMABUF
         } else {
-            kernel::bindings::NETDEV_A_PAGE_POOL_DMABUF
+            attr::PAGE_POOL_DMABUF
         };
-        // CAST: netlink attribute types are 16-bit.
-        msg.put_u32(attr as u16, this.id())
+        msg.put_u32(attr, this.id())
     }
 
     fn uninstall(this: &Self, rxq: &RxQueue) {
@@ -289,7 +289,7 @@ mod tests {
             let rig = Rig::new(&DEVMEM_OPS, &**h, dev, 0)?;
             h.set_netdev(rig.netdev(), None)?;
             h.add_rxq(rig.rx_queue(0))?;
-            assert_eq!(h.dev_ptr(), rig.netdev().as_raw());
+            assert_eq!(h.dev_ptr(), core::ptr::from_ref(rig.netdev()).cast_mut());
             assert!(h.rx_dev().is_some());
             let uninstall = DEVMEM_OPS.as_raw().uninstall.ok_or(EINVAL)?;
             // As the core does when the device goes, for a queue the

@@ -9,10 +9,16 @@
 //! configuration (DMA devices of queues, memory providers in
 //! [`super::page_pool`]) needs the lock, so it lives on [`Locked`].
 //!
+//! For the netdev generic netlink family: its attribute types ([`attr`])
+//! and the list of dma-buf bindings a socket of the family owns
+//! ([`SockBindings`]).
+//!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/notifier.h`](srctree/include/linux/notifier.h),
 //! [`include/net/netdev_lock.h`](srctree/include/net/netdev_lock.h),
-//! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h)
+//! [`include/net/netdev_rx_queue.h`](srctree/include/net/netdev_rx_queue.h),
+//! [`include/net/netdev_netlink.h`](srctree/include/net/netdev_netlink.h),
+//! [`include/uapi/linux/netdev.h`](srctree/include/uapi/linux/netdev.h)
 
 use crate::{
     device::{

@@ -42,11 +42,12 @@ use super::{
 use core::ptr;
 use kernel::{
     alloc::KVVec,
-    bindings,
     device::{
         Bound,
         Device, //
     },
+    dma::DmaAddress,
+    genalloc::GenPool,
     net::{
         netmem::NetmemRef,
         page_pool::{
@@ -86,9 +87,9 @@ const ROUNDS: u32 = 24;
 ///
 /// `binding` outlives the path and every pool using it.
 struct GenPoolPath {
-    pool: *mut bindings::gen_pool,
+    pool: GenPool,
     binding: *const Binding,
-    base: bindings::dma_addr_t,
+    base: DmaAddress,
 }
 
 // SAFETY: the gen_pool is lock-free and safe from any context; the binding
@@ -100,46 +101,22 @@ impl GenPoolPath {
         let first = binding.net_iov(0).ok_or(EINVAL)?;
         let base = first.dma_addr();
         // CAST: PAGE_SHIFT is small.
-        // SAFETY: no requirements.
-        let pool = unsafe { bindings::gen_pool_create(PAGE_SHIFT as i32, bindings::NUMA_NO_NODE) };
-        if pool.is_null() {
-            return Err(ENOMEM);
-        }
+        let pool = GenPool::new(PAGE_SHIFT as u32)?;
+        // CAST: a small size.
+        let size = binding.niov_count() as usize * PAGE_SIZE;
+        // CAST: dma_addr_t is unsigned long on x86-64.
+        pool.add(base as usize, size)?;
         // INVARIANT: the bench drops the path before the binding.
-        let this = Self {
+        Ok(Self {
             pool,
             binding: ptr::from_ref(binding),
             base,
-        };
-        // CAST: a small size; dma_addr_t is unsigned long on x86-64.
-        let size = binding.niov_count() as usize * PAGE_SIZE;
-        // SAFETY: the pool is valid; one chunk of DMA addresses, no owner.
-        let ret = unsafe {
-            bindings::gen_pool_add_owner(
-                pool,
-                base as usize,
-                base,
-                size,
-                bindings::NUMA_NO_NODE,
-                ptr::null_mut(),
-            )
-        };
-        kernel::error::to_result(ret)?;
-        Ok(this)
+        })
     }
-}
 
-impl GenPoolPath {
     fn binding(&self) -> &Binding {
         // SAFETY: the binding outlives the path (type invariant).
         unsafe { &*self.binding }
-    }
-}
-
-impl Drop for GenPoolPath {
-    fn drop(&mut self) {
-        // SAFETY: every allocation was freed (the rounds check it).
-        unsafe { bindings::gen_pool_destroy(self.pool) }
     }
 }
 
@@ -165,19 +142,7 @@ unsafe impl MemoryProvider for GenPoolPath {
     fn destroy(_this: &Self, _pool: &PagePool) {}
 
     fn alloc_netmems(this: &Self, cache: &mut AllocCache<'_>) -> Option<NetmemRef> {
-        // SAFETY: the pool is valid; its algorithm and data are its own.
-        let addr = unsafe {
-            bindings::gen_pool_alloc_algo_owner(
-                this.pool,
-                PAGE_SIZE,
-                (*this.pool).algo,
-                (*this.pool).data,
-                ptr::null_mut(),
-            )
-        };
-        if addr == 0 {
-            return None;
-        }
+        let addr = this.pool.alloc(PAGE_SIZE)?;
         // CAST: below `niov_count`, set up in `new`.
         let idx = ((addr as u64 - this.base) >> PAGE_SHIFT) as u32;
         let niov = this.binding().net_iov(idx)?;
@@ -199,13 +164,13 @@ unsafe impl MemoryProvider for GenPoolPath {
         };
         // CAST: the address of the `net_iov` in the chunk.
         let addr = (this.base + (u64::from(idx) << PAGE_SHIFT)) as usize;
-        // SAFETY: the pool is valid.
-        let ours = unsafe { bindings::gen_pool_has_addr(this.pool, addr, PAGE_SIZE) };
-        if warn_on!(!ours) {
+        if warn_on!(!this.pool.has_addr(addr, PAGE_SIZE)) {
             return false;
         }
-        // SAFETY: `addr` was allocated from this pool.
-        unsafe { bindings::gen_pool_free_owner(this.pool, addr, PAGE_SIZE, ptr::null_mut()) };
+        // SAFETY: `addr` is the `net_iov`'s, which the pool gave back:
+        // `alloc_netmems` allocated it from the gen_pool with this size,
+        // and the page pool releases a `net_iov` once.
+        unsafe { this.pool.free(addr, PAGE_SIZE) };
         false
     }
 }
@@ -220,26 +185,22 @@ fn round(rig: &mut Rig, dev: &Device<Bound>) -> Result<(u32, i64)> {
     let mut got = KVVec::with_capacity(NIOVS as usize, GFP_KERNEL)?;
     let t0 = Instant::<Monotonic>::now();
     rig.new_pool(dev, 0)?;
-    loop {
-        let m = rig.alloc();
-        if m == 0 {
-            break;
-        }
+    while let Some(m) = rig.alloc() {
         // Cannot fail: the capacity covers every `net_iov`.
         got.push_within_capacity(m).map_err(|_| ENOMEM)?;
     }
-    for &m in got.iter() {
-        rig.put(m);
-    }
+    let n = got.len();
+    // Each drop gives its `net_iov` back to the pool.
+    got.clear();
     rig.drop_pool();
     let ns = t0.elapsed().as_nanos();
     // CAST: at most `NIOVS`.
-    Ok((got.len() as u32, ns))
+    Ok((n as u32, ns))
 }
 
 /// A round of [`round`]'s shape on a pool of system pages, without a
 /// provider or a netdev: a new pool (of the rigs' size), `NIOVS` pages out,
-/// all back (`page_pool_put_full_netmem`, as [`Rig::put`]), the pool
+/// all back (`page_pool_put_full_netmem`, as in [`round`]), the pool
 /// destroyed. Unmapped, as the faux device has no DMA mask, and as the
 /// providers' pools map nothing per buffer. Returns the nanoseconds.
 fn system_round(dev: &Device<Bound>) -> Result<i64> {

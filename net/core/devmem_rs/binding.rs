@@ -45,14 +45,16 @@ use super::{
 };
 use core::{
     mem::ManuallyDrop,
-    ptr::NonNull, //
+    ptr::{
+        self,
+        NonNull, //
+    },
 };
 use kernel::{
     alloc::{
         AllocError,
         KVVec, //
     },
-    bindings,
     device::Device,
     dma::{
         DataDirection,
@@ -67,7 +69,8 @@ use kernel::{
         netdev::{
             DeviceEvents,
             NetDevice,
-            RxQueue, //
+            RxQueue,
+            SockLink, //
         },
         netmem::{
             NetIov,
@@ -94,10 +97,7 @@ use kernel::{
         rcu,
         Mutex, //
     },
-    types::{
-        ForeignOwnable,
-        Opaque, //
-    },
+    types::ForeignOwnable,
     workqueue::{
         self,
         impl_has_work,
@@ -197,18 +197,18 @@ struct Bound {
 #[repr(C)]
 #[pin_data]
 pub struct Binding {
-    pub(crate) dev: Atomic<*mut bindings::net_device>,
+    pub(crate) dev: Atomic<*mut NetDevice>,
     pub(crate) id: Atomic<u32>,
     pub(crate) niov_shift: u32,
     #[pin]
     pub(crate) refs: PercpuRef<Binding>,
-    vdev: Atomic<*mut bindings::net_device>,
+    vdev: Atomic<*mut NetDevice>,
     direction: DataDirection,
     #[pin]
     bound: Mutex<Bound>,
     /// The binding's place on its socket's list ([`crate::sock`]).
     #[pin]
-    link: Opaque<bindings::list_head>,
+    link: SockLink,
     #[pin]
     free_work: Work<Binding>,
     niovs: KVVec<NetIov>,
@@ -288,7 +288,7 @@ impl Binding {
                     mapping: Some(mapping),
                     listed: false,
                 }),
-                link: Opaque::uninit(),
+                link: SockLink::new(),
                 free_work <- new_work!("devmem::Binding::free_work"),
                 niovs,
                 chunks,
@@ -365,13 +365,13 @@ impl Binding {
     /// The device that does DMA for the binding, or null once every queue
     /// it was installed on went away with its device (`READ_ONCE` as C
     /// reads it; only compared, never dereferenced here).
-    pub fn dev_ptr(&self) -> *mut bindings::net_device {
+    pub fn dev_ptr(&self) -> *mut NetDevice {
         self.dev.load(Relaxed)
     }
 
     /// The virtual device a TX binding was requested on, if other than
     /// [`Binding::dev_ptr`]; only compared, never dereferenced.
-    pub fn vdev_ptr(&self) -> *mut bindings::net_device {
+    pub fn vdev_ptr(&self) -> *mut NetDevice {
         self.vdev.load(Relaxed)
     }
 
@@ -395,7 +395,7 @@ impl Binding {
         // SAFETY: while the binding is installed on a queue of `dev`, the
         // device is alive: it uninstalls the provider from every queue
         // (clearing them from `bound` under this lock) before it goes.
-        let dev = unsafe { NetDevice::from_raw(self.dev_ptr()) };
+        let dev = unsafe { &*self.dev_ptr() };
         let dev: ARef<NetDevice> = dev.into();
         drop(bound);
         Some(dev)
@@ -458,7 +458,7 @@ impl Binding {
     /// with the device goes the mapping, which is returned for the caller
     /// to drop (see the module's documentation). Called under the lock of
     /// [`TX_BINDINGS`].
-    fn forget_tx_device(&self, dev: *mut bindings::net_device) -> Option<Mapping> {
+    fn forget_tx_device(&self, dev: *mut NetDevice) -> Option<Mapping> {
         if self.vdev_ptr() == dev {
             self.vdev.store(core::ptr::null_mut(), Relaxed);
         }
@@ -471,10 +471,9 @@ impl Binding {
         self.bound.lock().mapping.take()
     }
 
-    /// The list link of the binding at `this`, for its socket's list.
-    pub fn link(this: NonNull<Self>) -> *mut bindings::list_head {
-        // SAFETY: a field of the binding, which `this` points to.
-        unsafe { (*this.as_ptr()).link.get() }
+    /// The binding's link, for its socket's list.
+    pub fn link(&self) -> NonNull<SockLink> {
+        NonNull::from(&self.link)
     }
 
     /// The binding whose list link is at `link`.
@@ -482,11 +481,9 @@ impl Binding {
     /// # Safety
     ///
     /// `link` is the link of a binding.
-    pub unsafe fn from_link(link: *mut bindings::list_head) -> NonNull<Self> {
+    pub unsafe fn from_link(link: NonNull<SockLink>) -> NonNull<Self> {
         // SAFETY: `link` is the `link` field of a binding, per the caller.
-        let b = unsafe {
-            kernel::container_of!(link.cast::<Opaque<bindings::list_head>>(), Binding, link)
-        };
+        let b = unsafe { kernel::container_of!(link.as_ptr(), Binding, link) };
         // SAFETY: inside a binding, so not null.
         unsafe { NonNull::new_unchecked(b) }
     }
@@ -629,12 +626,13 @@ impl Handle {
     /// The caller holds the instance lock of `dev`, which is registered:
     /// its unregistration, and the notification of it, come after.
     pub fn set_netdev(&mut self, dev: &NetDevice, vdev: Option<&NetDevice>) -> Result {
-        let vdev = vdev.map_or(core::ptr::null_mut(), |v| v.as_raw());
+        let vdev = vdev.map_or(core::ptr::null_mut(), |v| ptr::from_ref(v).cast_mut());
+        let dev = ptr::from_ref(dev).cast_mut();
         if !self.is_tx() {
             // INVARIANT: nothing is installed yet; the caller installs
             // queues of `dev` only through this binding's provider, whose
             // `uninstall` clears `dev`.
-            self.dev.store(dev.as_raw(), Relaxed);
+            self.dev.store(dev, Relaxed);
             self.vdev.store(vdev, Relaxed);
             return Ok(());
         }
@@ -647,7 +645,7 @@ impl Handle {
         }
         // INVARIANT: a TX binding installs nothing, and it is listed for
         // `forget_device` to clear `dev` when the device goes.
-        self.dev.store(dev.as_raw(), Relaxed);
+        self.dev.store(dev, Relaxed);
         self.vdev.store(vdev, Relaxed);
         Ok(())
     }
@@ -816,7 +814,7 @@ pub fn forget_device(dev: &NetDevice) {
             for b in &list.0 {
                 // SAFETY: a listed binding is alive until it is taken off
                 // the list, under the lock held here.
-                mapping = unsafe { b.as_ref() }.forget_tx_device(dev.as_raw());
+                mapping = unsafe { b.as_ref() }.forget_tx_device(ptr::from_ref(dev).cast_mut());
                 if mapping.is_some() {
                     break;
                 }

@@ -8,6 +8,10 @@
 //! inline accessors of `devmem.h` (the binding of a `net_iov`, its id and
 //! dma-buf offset, dropping a reference in the TX path); the assertions
 //! below keep the Rust layout in step with the C declarations.
+//!
+//! Also what the YNL code of the netdev family (`netdev-genl-gen.h`)
+//! defines for the handlers: the family, the policy of a queue in a
+//! request, and the private data of a socket ([`SockPriv`]).
 
 use crate::{
     binding::{
@@ -15,18 +19,29 @@ use crate::{
         Chunk, //
     },
     genl,
-    sock::SockPriv,
+    sock::Owned,
 };
 use core::mem::offset_of;
 use kernel::{
     bindings,
     net::{
-        netlink::request::Info,
+        netdev::{
+            attr,
+            SockBindings, //
+        },
+        netlink::{
+            request::{
+                Info,
+                Policy, //
+            },
+            Family,
+        },
         netmem::NetIov,
-        sock::Sock, //
+        sock::Sock,
     },
     page::PAGE_SIZE,
     prelude::*,
+    types::Opaque,
 };
 
 /// Checks that the Rust field `$r` of `$rt` sits where C expects `$c` of
@@ -62,6 +77,84 @@ same_place!(
 const _: () = assert!(
     core::mem::size_of::<Chunk>() == core::mem::size_of::<bindings::dmabuf_genpool_chunk_owner>()
 );
+
+/// The entries of `netdev_queue_id_nl_policy`.
+const QUEUE_ID_POLICY_LEN: usize = attr::QUEUE_TYPE as usize + 1;
+
+/// The policy of a queue in the `queues` list of a request.
+pub(crate) fn queue_id_policy() -> Policy<'static, QUEUE_ID_POLICY_LEN> {
+    // SAFETY: the YNL-generated policy of the netdev family, a static with
+    // `NETDEV_A_QUEUE_TYPE + 1` entries.
+    unsafe { Policy::new(&bindings::netdev_queue_id_nl_policy) }
+}
+
+/// The netdev family's private data of one socket (`struct
+/// netdev_nl_sock`): its lock and its list of bindings.
+///
+/// # Invariants
+///
+/// The data was set up by `netdev_nl_sock_priv_init`, and its list is
+/// only changed through [`SockPriv::lock`].
+#[pin_data]
+#[repr(transparent)]
+pub struct SockPriv {
+    #[pin]
+    inner: Opaque<bindings::netdev_nl_sock>,
+}
+
+impl SockPriv {
+    /// The private data of the socket that sent `skb`, made on first use
+    /// (`genl_sk_priv_get` on the netdev family).
+    ///
+    /// # Safety
+    ///
+    /// `skb` is a netdev family request being handled.
+    unsafe fn of_request<'a>(skb: *mut bindings::sk_buff) -> Result<&'a Self> {
+        // SAFETY: the netdev family is a static defined by the YNL code.
+        let family = unsafe { Family::from_raw(&raw mut bindings::netdev_nl_family) };
+        // SAFETY: `skb` is a request of that family, per the caller.
+        let ptr = unsafe { family.sock_priv(skb) }?;
+        // SAFETY: the family's private data is a `netdev_nl_sock`, set up
+        // by `netdev_nl_sock_priv_init`, which lives while the socket does,
+        // longer than the request.
+        Ok(unsafe { Self::from_raw(ptr.as_ptr().cast()) })
+    }
+
+    /// The private data at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a `netdev_nl_sock` set up by `netdev_nl_sock_priv_init`,
+    /// valid for `'a`, whose list only this type changes.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::netdev_nl_sock) -> &'a Self {
+        // INVARIANT: per the caller.
+        // SAFETY: transparent wrapper; valid per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// Private data of a socket made here rather than by the genetlink
+    /// core, for tests; bindings still on it when it is freed are leaked.
+    #[cfg(CONFIG_KUNIT)]
+    pub(crate) fn new() -> impl PinInit<Self> {
+        // INVARIANT: set up as the genetlink core does.
+        pin_init!(Self {
+            // SAFETY: `slot` is valid and not shared; all the C function
+            // needs.
+            inner <- Opaque::ffi_init(|slot| unsafe { bindings::netdev_nl_sock_priv_init(slot) }),
+        })
+    }
+
+    /// Takes the socket's lock (`priv->lock`): the outermost lock of the
+    /// handlers.
+    pub(crate) fn lock(&self) -> Owned<'_> {
+        let raw = self.inner.get();
+        // SAFETY: `lock` and `bindings` were set up by
+        // `netdev_nl_sock_priv_init` and live as long as `self`; the lock
+        // guards the list, whose entries are only put there by
+        // `SockBindings<Handle>` (type invariant).
+        unsafe { SockBindings::lock(&raw mut (*raw).lock, &raw mut (*raw).bindings) }
+    }
+}
 
 /// The binding C knows by `ptr`.
 ///
@@ -162,8 +255,8 @@ pub unsafe extern "C" fn netdev_nl_bind_rx_doit(
     // SAFETY: the core parsed the request with the op's policy, of
     // `BIND_RX_MAXATTR + 1` entries.
     let info = unsafe { Info::from_raw(info, genl::BIND_RX_MAXATTR) };
-    // SAFETY: per this function's contract.
-    match unsafe { genl::bind_rx(skb, &info) } {
+    // SAFETY: `skb` is the request, per this function's contract.
+    match genl::bind_rx(&info, || unsafe { SockPriv::of_request(skb) }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
@@ -182,8 +275,8 @@ pub unsafe extern "C" fn netdev_nl_bind_tx_doit(
     // SAFETY: the core parsed the request with the op's policy, of
     // `BIND_TX_MAXATTR + 1` entries.
     let info = unsafe { Info::from_raw(info, genl::BIND_TX_MAXATTR) };
-    // SAFETY: per this function's contract.
-    match unsafe { genl::bind_tx(skb, &info) } {
+    // SAFETY: `skb` is the request, per this function's contract.
+    match genl::bind_tx(&info, || unsafe { SockPriv::of_request(skb) }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

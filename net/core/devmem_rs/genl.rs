@@ -26,13 +26,13 @@ use crate::{
         BindingRef,
         Handle, //
     },
+    exports::queue_id_policy,
     ids,
     layout::CarveError,
     provider,
     sock::SockPriv,
 };
 use kernel::{
-    bindings,
     bitmap::BitmapVec,
     device::{
         Bound,
@@ -42,6 +42,7 @@ use kernel::{
     dma_buf::DmaBuf,
     net::{
         netdev::{
+            attr,
             Locked,
             Namespace,
             NetDevice,
@@ -52,8 +53,7 @@ use kernel::{
             request::{
                 Attr,
                 ExtAck,
-                Info,
-                Policy, //
+                Info, //
             },
             GenlMsg,
             NetlinkSkBuff,
@@ -69,28 +69,17 @@ use kernel::{
     sync::rcu,
 };
 
-// CAST: netlink attribute types are 16-bit; these are small enum values.
-const A_IFINDEX: u16 = bindings::NETDEV_A_DEV_IFINDEX as u16;
-const A_FD: u16 = bindings::NETDEV_A_DMABUF_FD as u16;
-const A_QUEUES: u16 = bindings::NETDEV_A_DMABUF_QUEUES as u16;
-const A_RX_PAGE_SIZE: u16 = bindings::NETDEV_A_DMABUF_RX_PAGE_SIZE as u16;
-const A_ID: u16 = bindings::NETDEV_A_DMABUF_ID as u16;
-const A_QUEUE_ID: u16 = bindings::NETDEV_A_QUEUE_ID as u16;
-const A_QUEUE_TYPE: u16 = bindings::NETDEV_A_QUEUE_TYPE as u16;
+const A_IFINDEX: u16 = attr::DEV_IFINDEX;
+const A_FD: u16 = attr::DMABUF_FD;
+const A_QUEUES: u16 = attr::DMABUF_QUEUES;
+const A_RX_PAGE_SIZE: u16 = attr::DMABUF_RX_PAGE_SIZE;
+const A_ID: u16 = attr::DMABUF_ID;
+const A_QUEUE_ID: u16 = attr::QUEUE_ID;
+const A_QUEUE_TYPE: u16 = attr::QUEUE_TYPE;
 
 /// The maximum attribute types of the two requests' policies.
 pub(crate) const BIND_RX_MAXATTR: u16 = A_RX_PAGE_SIZE;
 pub(crate) const BIND_TX_MAXATTR: u16 = A_FD;
-
-/// The entries of `netdev_queue_id_nl_policy`.
-const QUEUE_ID_POLICY_LEN: usize = A_QUEUE_TYPE as usize + 1;
-
-/// The policy of a queue in the `queues` list.
-fn queue_id_policy() -> Policy<'static, QUEUE_ID_POLICY_LEN> {
-    // SAFETY: the YNL-generated policy of the netdev family, a static with
-    // `NETDEV_A_QUEUE_TYPE + 1` entries.
-    unsafe { Policy::new(&bindings::netdev_queue_id_nl_policy) }
-}
 
 /// A `u32` attribute the request policy has validated as one.
 fn u32_of(attr: &Attr<'_>) -> u32 {
@@ -108,7 +97,7 @@ fn read_rxqs(info: &Info<'_>, nqueues: u32, extack: &ExtAck<'_>) -> Result<Bitma
         let tb = nest.parse_nested(&policy, extack)?;
         let id = tb.require(A_QUEUE_ID, &nest, extack)?;
         let kind = tb.require(A_QUEUE_TYPE, &nest, extack)?;
-        if u32_of(&kind) != bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX {
+        if QueueType::from_nl(u32_of(&kind)) != Some(QueueType::Rx) {
             extack.set_bad_attr(&kind);
             return Err(EINVAL);
         }
@@ -228,19 +217,15 @@ fn install_rxqs(
     Ok(handle)
 }
 
-/// The sender's socket data and the reply, started, as both handlers take
-/// them before locking: `ENOMEM` without memory, `EMSGSIZE` if the header
-/// does not fit.
-///
-/// # Safety
-///
-/// `skb` is the netdev family request `info` describes.
-unsafe fn prepare<'a>(
-    skb: *mut bindings::sk_buff,
+/// The sender's socket data (from `sock`, which gets it for the request,
+/// made on first use) and the reply, started, as both handlers take them
+/// before locking: `ENOMEM` without memory, `EMSGSIZE` if the header does
+/// not fit.
+fn prepare<'a>(
     info: &Info<'_>,
+    sock: impl FnOnce() -> Result<&'a SockPriv>,
 ) -> Result<(&'a SockPriv, GenlMsg)> {
-    // SAFETY: per this function's contract.
-    let sock = unsafe { SockPriv::of_request(skb) }?;
+    let sock = sock()?;
     let rsp = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?;
     let msg = rsp.genlmsg_iput(info).map_err(|_| EMSGSIZE)?;
     Ok((sock, msg))
@@ -254,12 +239,9 @@ fn locked_dev(info: &Info<'_>, ifindex: &Attr<'_>) -> Result<Locked<'static>> {
     Locked::by_index(Namespace::of_request(info), u32_of(ifindex) as i32).ok_or(ENODEV)
 }
 
-/// `netdev_nl_bind_rx_doit`.
-///
-/// # Safety
-///
-/// `skb` is the netdev family request `info` describes.
-pub(crate) unsafe fn bind_rx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Result {
+/// `netdev_nl_bind_rx_doit`: `sock` gets the private data of the socket
+/// that sent the request, once the request is found well formed.
+pub(crate) fn bind_rx<'a>(info: &Info<'_>, sock: impl FnOnce() -> Result<&'a SockPriv>) -> Result {
     let extack = info.extack();
     let ifindex = info.require(A_IFINDEX)?;
     let fd = info.require(A_FD)?;
@@ -276,8 +258,7 @@ pub(crate) unsafe fn bind_rx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Re
         niov_shift = size.ilog2();
     }
 
-    // SAFETY: per this function's contract.
-    let (sock, mut msg) = unsafe { prepare(skb, info) }?;
+    let (sock, mut msg) = prepare(info, sock)?;
     let mut owned = sock.lock();
     let dev = locked_dev(info, &ifindex)?;
     let refused = if !dev.is_present() {
@@ -328,18 +309,14 @@ fn netmem_tx_dev<'a>(dev: &'a Locked<'_>) -> Option<&'a NetDevice> {
         .find(|phys| phys.is_present() && phys.netmem_tx() == NetmemTx::Dma)
 }
 
-/// `netdev_nl_bind_tx_doit`.
-///
-/// # Safety
-///
-/// `skb` is the netdev family request `info` describes.
-pub(crate) unsafe fn bind_tx(skb: *mut bindings::sk_buff, info: &Info<'_>) -> Result {
+/// `netdev_nl_bind_tx_doit`: `sock` gets the private data of the socket
+/// that sent the request, once the request is found well formed.
+pub(crate) fn bind_tx<'a>(info: &Info<'_>, sock: impl FnOnce() -> Result<&'a SockPriv>) -> Result {
     let extack = info.extack();
     let ifindex = info.require(A_IFINDEX)?;
     let fd = u32_of(&info.require(A_FD)?);
 
-    // SAFETY: per this function's contract.
-    let (sock, mut msg) = unsafe { prepare(skb, info) }?;
+    let (sock, mut msg) = prepare(info, sock)?;
     {
         let mut owned = sock.lock();
         let dev = locked_dev(info, &ifindex)?;
@@ -424,7 +401,7 @@ pub(crate) fn tx_binding(sk: &Sock, id: u32) -> Result<BindingRef> {
             sk.route(&rcu).ok_or(ENODEV)?
         }
     };
-    let dst_dev = route.dev().ok_or(ENODEV)?.as_raw();
+    let dst_dev = core::ptr::from_ref(route.dev().ok_or(ENODEV)?).cast_mut();
     if dst_dev != binding.dev_ptr() && dst_dev != binding.vdev_ptr() {
         return Err(ENODEV);
     }
@@ -461,6 +438,7 @@ mod tests {
         device::Bound,
         dma_buf::test_exporter,
         faux,
+        net::netlink::request::ExtAckBuf,
         time::{
             delay::fsleep,
             Delta, //
@@ -477,13 +455,7 @@ mod tests {
         let dev: &Device<Bound> = fdev.as_ref();
 
         // A socket's private data, as the genetlink core sets it up.
-        // SAFETY: all zeroes is a valid bit pattern for the C struct, which
-        // `netdev_nl_sock_priv_init` then initialises.
-        let mut raw: bindings::netdev_nl_sock = unsafe { core::mem::zeroed() };
-        // SAFETY: `raw` is valid and not shared.
-        unsafe { bindings::netdev_nl_sock_priv_init(&mut raw) };
-        // SAFETY: initialised above; lives until the end of the test.
-        let sock = unsafe { SockPriv::from_raw(&mut raw) };
+        let sock = KBox::pin_init(SockPriv::new(), GFP_KERNEL)?;
 
         let mut ids = KVec::new();
         for _ in 0..2 {
@@ -499,7 +471,7 @@ mod tests {
         }
 
         // The socket goes: every binding loses its id and is freed.
-        sock_gone(sock);
+        sock_gone(&sock);
         for &id in ids.iter() {
             assert!(ids::lookup(id).is_none());
         }
@@ -550,16 +522,6 @@ mod tests {
         Ok(())
     }
 
-    /// An empty extended ack, for a request made here rather than by
-    /// netlink: what the handlers write their message into.
-    fn empty_extack() -> Result<KBox<bindings::netlink_ext_ack>> {
-        Ok(KBox::new(
-            // SAFETY: all-zero is a valid, empty `netlink_ext_ack`.
-            unsafe { core::mem::zeroed::<bindings::netlink_ext_ack>() },
-            GFP_KERNEL,
-        )?)
-    }
-
     #[test]
     fn bind_rx_rolls_back_when_a_queue_is_taken() -> Result {
         // CAST: PAGE_SHIFT is small.
@@ -570,9 +532,8 @@ mod tests {
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
         let rig = Rig::with_queue_api(dev)?;
-        let mut raw_extack = empty_extack()?;
-        // SAFETY: `raw_extack` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
+        let mut extack_buf = ExtAckBuf::new(GFP_KERNEL)?;
+        let extack = extack_buf.ext_ack();
 
         let mut taken = Binding::bind(&taken_buf, dev, DataDirection::FromDevice, shift)
             .map_err(|e| e.errno())?;
@@ -621,9 +582,8 @@ mod tests {
         let fdev: &faux::Device<Bound> = reg.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
         let rig = Rig::with_queue_api(dev)?;
-        let mut raw_extack = empty_extack()?;
-        // SAFETY: `raw_extack` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw_extack) };
+        let mut extack_buf = ExtAckBuf::new(GFP_KERNEL)?;
+        let extack = extack_buf.ext_ack();
 
         let mut h =
             Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
@@ -680,7 +640,7 @@ mod tests {
         // made for the virtual device itself, loses both.
         forget_device(virt.netdev());
         assert_eq!(h.vdev_ptr(), null);
-        assert_eq!(h.dev_ptr(), phys.netdev().as_raw());
+        assert_eq!(h.dev_ptr(), core::ptr::from_ref(phys.netdev()).cast_mut());
         assert_eq!(test_exporter::live_maps(&buf), 1);
         assert_eq!(o.dev_ptr(), null);
         assert_eq!(test_exporter::live_maps(&other), 0);

@@ -14,6 +14,7 @@ use super::binding::Binding;
 use kernel::{
     net::{
         netdev::{
+            attr,
             Locked,
             RxQueue, //
         },
@@ -147,12 +148,11 @@ unsafe impl MemoryProvider for Binding {
 
     fn nl_fill(this: &Self, msg: &mut FillMsg<'_>, rxq: Option<&RxQueue>) -> Result {
         let attr = if rxq.is_some() {
-            kernel::bindings::NETDEV_A_QUEUE_DMABUF
+            attr::QUEUE_DMABUF
         } else {
-            kernel::bindings::NETDEV_A_PAGE_POOL_DMABUF
+            attr::PAGE_POOL_DMABUF
         };
-        // CAST: netlink attribute types are 16-bit.
-        msg.put_u32(attr as u16, this.id())
+        msg.put_u32(attr, this.id())
     }
 
     fn uninstall(this: &Self, rxq: &RxQueue) {
@@ -168,16 +168,16 @@ mod tests {
         with_handle,
         Rig, //
     };
-    use kernel::net::netmem::NetIov;
+    use kernel::net::{
+        netmem::NetIov,
+        page_pool::PoolNetmem, //
+    };
 
     /// Allocates up to `n` buffers from `rig`'s pool, fewer if it runs dry.
-    fn take(rig: &mut Rig, n: usize) -> Result<KVec<kernel::bindings::netmem_ref>> {
+    fn take(rig: &mut Rig, n: usize) -> Result<KVec<PoolNetmem>> {
         let mut got = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
-            let m = rig.alloc();
-            if m == 0 {
-                break;
-            }
+            let Some(m) = rig.alloc() else { break };
             got.push(m, GFP_KERNEL)?;
         }
         Ok(got)
@@ -187,23 +187,20 @@ mod tests {
     fn pool_takes_one_net_iov_per_allocation() -> Result {
         with_binding(100, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
-            let first = rig.alloc();
-            // SAFETY: a buffer the pool handed out, held until `put`.
-            let niov = unsafe { NetmemRef::from_raw(first) };
-            let niov = niov.net_iov().ok_or(EINVAL)?;
+            let first = rig.alloc().ok_or(ENOMEM)?;
+            let niov = first.netmem().net_iov().ok_or(EINVAL)?;
             // SAFETY: the pool handed out a `net_iov` of the binding.
             let niov = unsafe { NetIov::from_raw(niov.as_ptr()) };
             assert!(b.index_of(niov).is_some());
             assert_eq!(page_pool::pp_ref_count(niov), 1);
             // As in C: one handed out, none parked in the pool's cache.
             assert_eq!(rig.cached(), 0);
-            let second = rig.alloc();
-            // SAFETY: as for `first`.
-            assert!(unsafe { NetmemRef::from_raw(second) }.is_net_iov());
-            assert!(second != first);
+            let second = rig.alloc().ok_or(ENOMEM)?;
+            assert!(second.netmem().is_net_iov());
+            assert!(second.netmem().as_raw() != first.netmem().as_raw());
             assert_eq!(rig.cached(), 0);
-            rig.put(first);
-            rig.put(second);
+            drop(first);
+            drop(second);
             drop(rig);
             // Destroying the pool gave every net_iov back.
             let mut n = 0;
@@ -231,19 +228,13 @@ mod tests {
             // And then the binding is dry.
             let extra = pb.alloc();
             let counts = (got_a.len(), got_b.len());
-            for &m in got_a.iter() {
-                pa.put(m);
-            }
-            for &m in got_b.iter() {
-                pb.put(m);
-            }
-            if extra != 0 {
-                pb.put(extra);
-            }
+            let dry = extra.is_none();
+            // Each buffer goes back to its pool, before the pools go.
+            drop((got_a, got_b, extra));
             drop(pa);
             drop(pb);
             assert_eq!(counts, (HALF, HALF));
-            assert_eq!(extra, 0);
+            assert!(dry);
             // Destroying the pools gave every net_iov back.
             let mut n = 0;
             while b.alloc().is_some() {
@@ -258,15 +249,11 @@ mod tests {
     fn small_binding_runs_dry() -> Result {
         with_binding(3, |b, dev| {
             let mut rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
-            let got = [rig.alloc(), rig.alloc(), rig.alloc()];
-            for &m in got.iter() {
-                // SAFETY: a buffer the pool handed out, held until `put`.
-                assert!(unsafe { NetmemRef::from_raw(m) }.is_net_iov());
-            }
-            assert_eq!(rig.alloc(), 0);
-            for m in got {
-                rig.put(m);
-            }
+            let got = take(&mut rig, 3)?;
+            assert_eq!(got.len(), 3);
+            assert!(got.iter().all(|m| m.netmem().is_net_iov()));
+            assert!(rig.alloc().is_none());
+            drop(got);
             Ok(())
         })
     }
@@ -289,7 +276,7 @@ mod tests {
             let rig = Rig::new(&DEVMEM_OPS, &**h, dev, 0)?;
             h.set_netdev(rig.netdev(), None)?;
             h.add_rxq(rig.rx_queue(0))?;
-            assert_eq!(h.dev_ptr(), rig.netdev().as_raw());
+            assert_eq!(h.dev_ptr(), core::ptr::from_ref(rig.netdev()).cast_mut());
             assert!(h.rx_dev().is_some());
             let uninstall = DEVMEM_OPS.as_raw().uninstall.ok_or(EINVAL)?;
             // As the core does when the device goes, for a queue the

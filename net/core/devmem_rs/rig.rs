@@ -43,6 +43,7 @@ use kernel::{
             self,
             MemoryProvider,
             Pool,
+            PoolNetmem,
             ProviderOps, //
         },
     },
@@ -146,14 +147,13 @@ impl Rig {
     /// Replaces the pool with a new one of `order` on queue 0.
     pub(crate) fn new_pool(&mut self, dev: &Device<Bound>, order: u32) -> Result {
         self.pool = None;
-        // SAFETY: the netdev is ours; the page pool core reads the queue's
-        // provider under its instance lock.
-        unsafe { bindings::netdev_lock(self.netdev.as_ptr()) };
+        // The page pool core reads the queue's provider under the instance
+        // lock.
+        let locked = self.netdev().lock();
         // SAFETY: the instance lock is held.
-        let params = unsafe { page_pool::Params::new(dev, order, 256).rx_queue(self.netdev(), 0) };
+        let params = unsafe { page_pool::Params::new(dev, order, 256).rx_queue(&locked, 0) };
         let pool = Pool::new(&params);
-        // SAFETY: locked above.
-        unsafe { bindings::netdev_unlock(self.netdev.as_ptr()) };
+        drop(locked);
         self.pool = Some(pool?);
         Ok(())
     }
@@ -164,20 +164,10 @@ impl Rig {
         self.pool = None;
     }
 
-    /// Allocates from the pool; 0 when dry. The buffer's reference goes
-    /// back with [`Rig::put`].
-    pub(crate) fn alloc(&mut self) -> bindings::netmem_ref {
-        self.pool
-            .as_mut()
-            .and_then(Pool::alloc)
-            .map_or(0, |b| b.into_raw().0.as_raw())
-    }
-
-    /// Gives a buffer from [`Rig::alloc`] back (`page_pool_put_full_netmem`).
-    pub(crate) fn put(&self, netmem: bindings::netmem_ref) {
-        let Some(pool) = &self.pool else { return };
-        // SAFETY: `netmem` came from this pool, with its one reference.
-        unsafe { bindings::page_pool_put_full_netmem(pool.as_page_pool().as_raw(), netmem, false) }
+    /// Allocates from the pool; `None` when dry. Dropping the buffer gives
+    /// its reference back (`page_pool_put_full_netmem`).
+    pub(crate) fn alloc(&mut self) -> Option<PoolNetmem> {
+        self.pool.as_mut().and_then(Pool::alloc)
     }
 
     /// The netdev.

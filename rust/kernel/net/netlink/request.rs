@@ -19,10 +19,12 @@
 //! [`include/net/genetlink.h`](srctree/include/net/genetlink.h)
 
 use crate::{
+    alloc::Flags,
     error::to_result,
     fmt,
     prelude::*,
-    str::CStr, //
+    str::CStr,
+    types::Opaque, //
 };
 use core::{
     marker::PhantomData,
@@ -387,6 +389,26 @@ impl<'a> ExtAck<'a> {
         // SAFETY: `_msg` is null or a NUL-terminated string that lives at
         // least as long as the extended ACK (static, or its own buffer).
         (!m.is_null()).then(|| unsafe { CStr::from_char_ptr(m) })
+    }
+}
+
+/// An extended ACK of one's own, empty until a handler reports into it:
+/// for a request the kernel makes itself, as a test of a handler does.
+pub struct ExtAckBuf(KBox<Opaque<bindings::netlink_ext_ack>>);
+
+impl ExtAckBuf {
+    /// An empty extended ACK.
+    pub fn new(flags: Flags) -> Result<Self> {
+        Ok(Self(KBox::new(Opaque::zeroed(), flags)?))
+    }
+
+    /// The extended ACK, for the handler to report into and the caller to
+    /// read back ([`ExtAck::msg`]).
+    pub fn ext_ack(&mut self) -> ExtAck<'_> {
+        // SAFETY: all zeroes is an empty `netlink_ext_ack`; it lives in
+        // the box, which the `&mut` borrow keeps alive and unshared for
+        // the lifetime of the result.
+        unsafe { ExtAck::from_raw(self.0.get()) }
     }
 }
 

@@ -1475,6 +1475,7 @@ impl ethtool::Ops for Nic {
         at: ethtool::RuleLocation,
     ) -> Result<u32> {
         let nic = dev.data();
+        let rule = steer::TcpRule::of_flow(rule)?;
         // CAST: u32 to usize is lossless on Linux.
         if rule.queue as usize >= nic.active().len() {
             return Err(EINVAL);
@@ -1485,7 +1486,7 @@ impl ethtool::Ops for Nic {
                 key, fields, steer, ..
             } = &mut *rss;
             // Steering through the RSS table needs the default hash.
-            steer.add(rule, at, key, fields.is_tcp_only())?
+            steer.add(&rule, at, key, fields.is_tcp_only())?
         };
         nic.configure_rss();
         Ok(loc)

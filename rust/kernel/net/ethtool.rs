@@ -88,6 +88,30 @@ pub struct RingParam {
     pub hds_thresh_max: u32,
 }
 
+/// The ring parameters beyond the ring sizes that a driver's
+/// [`Ops::set_ringparam`] takes (`enum ethtool_supported_ring_param`): the
+/// core refuses, with `EOPNOTSUPP`, a request that sets any other, and
+/// shows `hds-thresh` only when it is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingParams(u32);
+
+impl RingParams {
+    /// None: only the ring sizes change.
+    pub const NONE: Self = Self(0);
+    /// `tcp-data-split` (`ETHTOOL_RING_USE_TCP_DATA_SPLIT`).
+    pub const TCP_DATA_SPLIT: Self =
+        Self(bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_TCP_DATA_SPLIT);
+    /// `hds-thresh` (`ETHTOOL_RING_USE_HDS_THRS`): the core checks the
+    /// value against [`RingParam::hds_thresh_max`].
+    pub const HDS_THRESH: Self =
+        Self(bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_HDS_THRS);
+
+    /// Both `self`'s parameters and `other`'s.
+    pub const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
 /// Interrupt coalescing (`ethtool -c` / `-C`): how long the device holds
 /// back an interrupt for received frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -809,10 +833,14 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// Applies new ring parameters (`set_ringparam`): the core has merged
-    /// the request into the current ones and checked them against the
-    /// maxima. Implementing it lets user space set tcp-data-split and
-    /// hds-thresh.
+    /// The ring parameters beyond the sizes that [`Ops::set_ringparam`]
+    /// takes; none unless it is implemented (checked at build time).
+    const SUPPORTED_RING_PARAMS: RingParams = RingParams::NONE;
+
+    /// Applies new ring parameters (`set_ringparam`, `ethtool -G`): the
+    /// core has merged the request into what [`Ops::ringparam`] reported,
+    /// checked the sizes against the maxima, and refused one that sets a
+    /// parameter outside [`Ops::SUPPORTED_RING_PARAMS`].
     fn set_ringparam(_dev: &LockedDevice<Self>, _ring: &RingParam, _extack: &ExtAck<'_>) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
@@ -1034,12 +1062,7 @@ impl<T: Ops> Adapter<T> {
         } else {
             None
         },
-        supported_ring_params: if T::HAS_SET_RINGPARAM {
-            bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_TCP_DATA_SPLIT
-                | bindings::ethtool_supported_ring_param_ETHTOOL_RING_USE_HDS_THRS
-        } else {
-            0
-        },
+        supported_ring_params: Self::supported_ring_params(),
         get_rx_ring_count: if T::HAS_RX_RING_COUNT {
             Some(Self::get_rx_ring_count)
         } else {
@@ -1156,6 +1179,17 @@ impl<T: Ops> Adapter<T> {
 
     /// The table, in read-only data.
     pub(crate) const OPS_REF: &'static bindings::ethtool_ops = &Self::OPS;
+
+    /// `supported_ring_params`: the driver's. Parameters without
+    /// `set_ringparam` would be refused by the core anyway; declaring them
+    /// is a driver bug.
+    const fn supported_ring_params() -> u32 {
+        assert!(
+            T::HAS_SET_RINGPARAM || T::SUPPORTED_RING_PARAMS.0 == 0,
+            "SUPPORTED_RING_PARAMS needs set_ringparam"
+        );
+        T::SUPPORTED_RING_PARAMS.0
+    }
 
     /// `supported_coalesce_params`: the driver's, if it sets coalescing.
     /// The core refuses to register a device with `set_coalesce` and no

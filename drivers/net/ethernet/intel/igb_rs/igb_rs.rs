@@ -1338,6 +1338,11 @@ impl ethtool::Ops for Nic {
         }
     }
 
+    // Header split per receive ring; hds-thresh is shown as 0, every
+    // frame split whatever its payload, the only value taken.
+    const SUPPORTED_RING_PARAMS: ethtool::RingParams =
+        ethtool::RingParams::TCP_DATA_SPLIT.with(ethtool::RingParams::HDS_THRESH);
+
     fn set_ringparam(
         dev: &LockedDevice<Self>,
         ring: &ethtool::RingParam,

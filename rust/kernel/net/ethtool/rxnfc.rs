@@ -148,6 +148,24 @@ impl MaskBits for Ipv6Addr {
 /// Addresses and ports are in host order here, their bits numbered as
 /// [`MaskBits::to_bits`] gives them (a prefix mask of an address is its
 /// high bits).
+///
+/// # Examples
+///
+/// ```
+/// use core::net::Ipv4Addr;
+/// use kernel::net::ethtool::Masked;
+///
+/// // 10.1.0.0/16.
+/// let net = Masked {
+///     value: Ipv4Addr::new(10, 1, 0, 0),
+///     mask: Ipv4Addr::new(255, 255, 0, 0),
+/// };
+/// assert!(net.matches(Ipv4Addr::new(10, 1, 2, 3)));
+/// assert!(!net.matches(Ipv4Addr::new(10, 2, 0, 0)));
+/// // Neither whole nor left out.
+/// assert_eq!(net.exact_or_any(), Err(EINVAL));
+/// assert_eq!(Masked::exact(443u16).exact_or_any(), Ok(Some(443)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Masked<T> {
     /// The value the field is compared with.

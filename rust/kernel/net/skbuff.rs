@@ -431,7 +431,8 @@ pub struct CsumOffload {
 }
 
 /// A TCP packet longer than the MTU that the device is to cut into
-/// segments (TSO): what [`SkBuff::prepare_tso`] found.
+/// segments (TSO): what [`SkBuff::tso`] or [`SkBuff::prepare_tso`] found,
+/// what any device's segmentation offload is told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tso {
     /// The checksums every segment needs.
@@ -467,12 +468,10 @@ fn csum_sub_len(seed: u16, len: u32) -> u16 {
     !(sum as u16)
 }
 
-/// Readies the headers of a TCP packet of `len` bytes at the start of
-/// `head` for a device to segment: zeroes the IP length (and the IPv4
-/// header checksum), which the device writes per segment, and takes the
-/// TCP length out of the checksum seed, which the device adds per segment.
-/// Returns the length of the headers.
-fn tso_headers(head: &mut [u8], c: &CsumOffload, len: u32) -> Result<u32> {
+/// The length of the headers of the TCP packet at the start of `head`
+/// that each segment repeats: up to the end of the TCP header, which must
+/// be in `head`.
+fn tso_hdr_len(head: &[u8], c: &CsumOffload) -> Result<u32> {
     // CAST: offsets into the linear part, which is below 4 GiB.
     let (l3, l4) = (c.l3_offset as usize, c.l4_offset as usize);
     let doff = usize::from(head.get(l4 + 12).ok_or(EINVAL)? >> 4) * 4;
@@ -480,6 +479,19 @@ fn tso_headers(head: &mut [u8], c: &CsumOffload, len: u32) -> Result<u32> {
     if doff < 20 || hdr_len > head.len() || l4 < l3 {
         return Err(EINVAL);
     }
+    // CAST: at most `head.len()`.
+    Ok(hdr_len as u32)
+}
+
+/// Readies the headers of a TCP packet of `len` bytes at the start of
+/// `head` for a device to segment: zeroes the IP length (and the IPv4
+/// header checksum), which the device writes per segment, and takes the
+/// TCP length out of the checksum seed, which the device adds per segment.
+/// Returns the length of the headers.
+fn tso_headers(head: &mut [u8], c: &CsumOffload, len: u32) -> Result<u32> {
+    let hdr_len = tso_hdr_len(head, c)?;
+    // CAST: as in `tso_hdr_len`.
+    let (l3, l4) = (c.l3_offset as usize, c.l4_offset as usize);
     let zero = |head: &mut [u8], at: usize| -> Result {
         head.get_mut(at..at + 2).ok_or(EINVAL)?.fill(0);
         Ok(())
@@ -497,8 +509,7 @@ fn tso_headers(head: &mut [u8], c: &CsumOffload, len: u32) -> Result<u32> {
     // CAST: as above.
     let tcp_len = len.checked_sub(l4 as u32).ok_or(EINVAL)?;
     check.copy_from_slice(&csum_sub_len(seed, tcp_len).to_be_bytes());
-    // CAST: at most `head.len()`.
-    Ok(hdr_len as u32)
+    Ok(hdr_len)
 }
 
 /// How a [`TxMap`] was made, and so how it is undone.
@@ -801,16 +812,10 @@ impl SkBuff {
         })
     }
 
-    /// If the stack handed over a TCP packet for the device to segment
-    /// (`skb_is_gso`), readies its headers the way devices that write each
-    /// segment's lengths and finish its checksums want them (as Intel's
-    /// do): the IP length fields and the IPv4 header checksum zeroed, the
-    /// TCP checksum seed without the TCP length. Says how to segment it.
-    ///
-    /// Copies the headers first when they are shared (`skb_cow_head`),
-    /// which fails with `ENOMEM`. Fails with `EINVAL` for a packet that is
-    /// not TCP over IPv4 or IPv6 with its headers in the linear part.
-    pub fn prepare_tso(&mut self) -> Result<Option<Tso>> {
+    /// The segment size, segment count and checksum offsets of a TCP
+    /// packet the stack handed over for the device to segment
+    /// (`skb_is_gso`); `None` for one it is not to segment.
+    fn gso_tcp(&self) -> Result<Option<(u32, u32, CsumOffload)>> {
         // SAFETY: the buffer is valid; its shared info follows its data.
         let (mss, segs, kind) = unsafe {
             let sh = &*bindings::skb_shinfo(self.as_raw());
@@ -825,6 +830,51 @@ impl SkBuff {
             return Err(EINVAL);
         }
         let csum = self.csum_offload().filter(|c| c.tcp).ok_or(EINVAL)?;
+        Ok(Some((mss.into(), segs.into(), csum)))
+    }
+
+    /// If the stack handed over a TCP packet for the device to segment
+    /// (`skb_is_gso`), says how to segment it, its headers left as the
+    /// stack made them: for a device that rewrites each segment's lengths
+    /// and checksums from the headers as they are. A device that wants
+    /// them readied first uses [`SkBuff::prepare_tso`].
+    ///
+    /// Fails with `EINVAL` for a packet that is not TCP over IPv4 or IPv6
+    /// with its headers in the linear part.
+    pub fn tso(&self) -> Result<Option<Tso>> {
+        let Some((mss, segs, csum)) = self.gso_tcp()? else {
+            return Ok(None);
+        };
+        // SAFETY: the linear part is `headlen` bytes at `data`, which no
+        // one writes while the packet is ours: whoever shares it through a
+        // clone copies it before writing (`skb_cow_head`, `skb_unshare`).
+        let head =
+            unsafe { core::slice::from_raw_parts((*self.as_raw()).data, self.headlen() as usize) };
+        let hdr_len = tso_hdr_len(head, &csum)?;
+        Ok(Some(Tso {
+            csum,
+            hdr_len,
+            mss,
+            segs,
+        }))
+    }
+
+    /// [`SkBuff::tso`], with the headers readied the way most devices
+    /// that write each segment's lengths and add them into its checksums
+    /// want them: the IP length fields and the IPv4 header checksum
+    /// zeroed, and the TCP checksum seeded with the pseudo-header without
+    /// the TCP length. That is the convention of `tcp_v6_gso_csum_prep()`
+    /// and of its IPv4 counterpart, which drivers open-code (e1000, e1000e,
+    /// igb, ixgbe, r8169, atl1c, alx, jme, vmxnet3 and others).
+    ///
+    /// Copies the headers first when they are shared (`skb_cow_head`),
+    /// which fails with `ENOMEM`. Fails with `EINVAL` for a packet that is
+    /// not TCP over IPv4 or IPv6 with its headers in the linear part,
+    /// leaving the headers as they were.
+    pub fn prepare_tso(&mut self) -> Result<Option<Tso>> {
+        let Some((mss, segs, csum)) = self.gso_tcp()? else {
+            return Ok(None);
+        };
         // SAFETY: the buffer is valid and ours.
         to_result(unsafe { bindings::skb_cow_head(self.as_raw(), 0) })?;
         let len = self.len();
@@ -837,8 +887,8 @@ impl SkBuff {
         Ok(Some(Tso {
             csum,
             hdr_len,
-            mss: mss.into(),
-            segs: segs.into(),
+            mss,
+            segs,
         }))
     }
 
@@ -1145,6 +1195,15 @@ mod tests {
         // The rest is left alone.
         assert_eq!(h[14], 0x45);
         assert_eq!(h[46], 8 << 4);
+        Ok(())
+    }
+
+    #[test]
+    fn tso_header_length_leaves_the_headers_alone() -> Result {
+        let h = tcp4(30_000);
+        assert_eq!(tso_hdr_len(&h, &CSUM4)?, 66);
+        assert_eq!(h, tcp4(30_000));
+        assert_eq!(tso_hdr_len(&h[..65], &CSUM4), Err(EINVAL));
         Ok(())
     }
 

@@ -1333,6 +1333,11 @@ impl ethtool::Ops for Nic {
         }
     }
 
+    // Header split per receive ring; hds-thresh is shown as 0, every
+    // frame split whatever its payload, the only value taken.
+    const SUPPORTED_RING_PARAMS: ethtool::RingParams =
+        ethtool::RingParams::TCP_DATA_SPLIT.with(ethtool::RingParams::HDS_THRESH);
+
     fn set_ringparam(
         dev: &LockedDevice<Self>,
         ring: &ethtool::RingParam,
@@ -1470,6 +1475,7 @@ impl ethtool::Ops for Nic {
         at: ethtool::RuleLocation,
     ) -> Result<u32> {
         let nic = dev.data();
+        let rule = steer::TcpRule::of_flow(rule)?;
         // CAST: u32 to usize is lossless on Linux.
         if rule.queue as usize >= nic.active().len() {
             return Err(EINVAL);
@@ -1480,7 +1486,7 @@ impl ethtool::Ops for Nic {
                 key, fields, steer, ..
             } = &mut *rss;
             // Steering through the RSS table needs the default hash.
-            steer.add(rule, at, key, fields.is_tcp_only())?
+            steer.add(&rule, at, key, fields.is_tcp_only())?
         };
         nic.configure_rss();
         Ok(loc)

@@ -962,7 +962,10 @@ impl Regs for Model {
 mod tests {
     use super::*;
     use crate::hw;
-    use crate::steer::Steering;
+    use crate::steer::{
+        Steering,
+        TcpRule, //
+    };
     use core::net::{
         IpAddr,
         Ipv4Addr, //
@@ -970,7 +973,6 @@ mod tests {
     use kernel::net::{
         driver::Stats64,
         ethtool::{
-            FlowRule,
             FlowType,
             LinkModes,
             Port,
@@ -1887,8 +1889,8 @@ mod tests {
     }
 
     /// A tcp4 rule to 10.0.0.2, from `src` if given, to `dport` if given.
-    fn tcp4(src: Option<[u8; 4]>, dport: Option<u16>, queue: u32) -> FlowRule {
-        FlowRule {
+    fn tcp4(src: Option<[u8; 4]>, dport: Option<u16>, queue: u32) -> TcpRule {
+        TcpRule {
             flow_type: FlowType::Tcp4,
             src_ip: src.map(|a| IpAddr::V4(Ipv4Addr::from(a))),
             dst_ip: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
@@ -1900,7 +1902,7 @@ mod tests {
 
     /// A device with filters, every one programmed (off), and `rules` at
     /// locations 0, 1, ...
-    fn filters(rules: &[FlowRule]) -> Result<(Model, KBox<Steering>)> {
+    fn filters(rules: &[TcpRule]) -> Result<(Model, KBox<Steering>)> {
         let m = Model::silicon()?;
         // On the heap, as the driver keeps it: a KUnit case's stack is small.
         let mut s = KBox::new(Steering::new(true), GFP_KERNEL)?;

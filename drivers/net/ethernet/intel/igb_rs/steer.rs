@@ -61,12 +61,128 @@ use crate::regs::*;
 use core::net::IpAddr;
 use kernel::{
     net::ethtool::{
+        FlowAction,
         FlowRule,
+        FlowSpec,
         FlowType,
-        RuleLocation, //
+        Masked,
+        RuleLocation,
+        Tcpip4Spec,
+        Tcpip6Spec, //
     },
     prelude::*,
 };
+
+/// A flow steering rule as the driver steers them: TCP over IPv4 or IPv6
+/// (`tcp4`, `tcp6`), each address and port given whole or left out, to a
+/// queue.
+///
+/// Only TCP, because RSS, through which the rules the five-tuple filters
+/// do not hold are applied, hashes only TCP (see the module comment), and
+/// the steered queues are for device memory, which only TCP sockets use.
+/// The rest of what `ethtool -N` asks for (UDP or SCTP, masks of some
+/// bits, TOS or traffic class, dropping) is refused with `EINVAL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TcpRule {
+    /// [`FlowType::Tcp4`] or [`FlowType::Tcp6`]; the addresses are of its
+    /// family.
+    pub(crate) flow_type: FlowType,
+    /// The sender's address.
+    pub(crate) src_ip: Option<IpAddr>,
+    /// The receiver's (our) address.
+    pub(crate) dst_ip: Option<IpAddr>,
+    /// The sender's port.
+    pub(crate) src_port: Option<u16>,
+    /// The receiver's (our) port.
+    pub(crate) dst_port: Option<u16>,
+    /// The receive queue matching frames go to.
+    pub(crate) queue: u32,
+}
+
+impl TcpRule {
+    /// The rule `ethtool -N` asks for, if the driver steers it.
+    pub(crate) fn of_flow(rule: &FlowRule) -> Result<Self> {
+        let FlowAction::Queue(queue) = rule.action else {
+            return Err(EINVAL);
+        };
+        let (flow_type, src_ip, dst_ip, src_port, dst_port) = match rule.spec {
+            FlowSpec::Tcp4(s) if s.tos.is_any() => (
+                FlowType::Tcp4,
+                s.src.exact_or_any()?.map(IpAddr::V4),
+                s.dst.exact_or_any()?.map(IpAddr::V4),
+                s.src_port,
+                s.dst_port,
+            ),
+            FlowSpec::Tcp6(s) if s.tclass.is_any() => (
+                FlowType::Tcp6,
+                s.src.exact_or_any()?.map(IpAddr::V6),
+                s.dst.exact_or_any()?.map(IpAddr::V6),
+                s.src_port,
+                s.dst_port,
+            ),
+            _ => return Err(EINVAL),
+        };
+        Ok(Self {
+            flow_type,
+            src_ip,
+            dst_ip,
+            src_port: src_port.exact_or_any()?,
+            dst_port: dst_port.exact_or_any()?,
+            queue,
+        })
+    }
+
+    /// The rule as `ethtool -n` shows it.
+    pub(crate) fn to_flow(self) -> FlowRule {
+        let port = |p: Option<u16>| p.map_or_else(Masked::any, Masked::exact);
+        let spec = if self.flow_type.is_ipv6() {
+            let ip = |a: Option<IpAddr>| match a {
+                Some(IpAddr::V6(a)) => Masked::exact(a),
+                _ => Masked::any(),
+            };
+            FlowSpec::Tcp6(Tcpip6Spec {
+                src: ip(self.src_ip),
+                dst: ip(self.dst_ip),
+                src_port: port(self.src_port),
+                dst_port: port(self.dst_port),
+                ..Tcpip6Spec::any()
+            })
+        } else {
+            let ip = |a: Option<IpAddr>| match a {
+                Some(IpAddr::V4(a)) => Masked::exact(a),
+                _ => Masked::any(),
+            };
+            FlowSpec::Tcp4(Tcpip4Spec {
+                src: ip(self.src_ip),
+                dst: ip(self.dst_ip),
+                src_port: port(self.src_port),
+                dst_port: port(self.dst_port),
+                ..Tcpip4Spec::any()
+            })
+        };
+        FlowRule {
+            spec,
+            action: FlowAction::Queue(self.queue),
+        }
+    }
+
+    /// Whether every field of the flow is given (a full four-tuple).
+    pub(crate) fn is_full(&self) -> bool {
+        self.src_ip.is_some()
+            && self.dst_ip.is_some()
+            && self.src_port.is_some()
+            && self.dst_port.is_some()
+    }
+
+    /// Whether a TCP segment of `t` matches.
+    fn matches(&self, t: &Tuple) -> bool {
+        self.flow_type.is_ipv6() == t.src.is_ipv6()
+            && self.src_ip.is_none_or(|a| a == t.src)
+            && self.dst_ip.is_none_or(|a| a == t.dst)
+            && self.src_port.is_none_or(|p| p == t.sport)
+            && self.dst_port.is_none_or(|p| p == t.dport)
+    }
+}
 
 /// Rules the table holds.
 pub(crate) const MAX_RULES: usize = 16;
@@ -141,7 +257,7 @@ impl HwFilter {
 
     /// The filter for `rule` at priority `prio` (7 highest), if a
     /// five-tuple filter can match its flows: TCP over IPv4.
-    pub(crate) fn of_rule(rule: &FlowRule, prio: u32) -> Option<Self> {
+    pub(crate) fn of_rule(rule: &TcpRule, prio: u32) -> Option<Self> {
         // An address in the register: network order, first byte lowest.
         let v4 = |a: Option<IpAddr>| match a {
             None => Some(None),
@@ -232,7 +348,7 @@ impl Tuple {
     }
 
     /// The tuple of a rule that gives all four fields.
-    fn of_rule(rule: &FlowRule) -> Option<Self> {
+    fn of_rule(rule: &TcpRule) -> Option<Self> {
         Some(Self {
             src: rule.src_ip?,
             dst: rule.dst_ip?,
@@ -292,7 +408,7 @@ pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
 /// A rule and the five-tuple filter or the buckets it owns.
 #[derive(Clone, Copy)]
 struct Steered {
-    rule: FlowRule,
+    rule: TcpRule,
     /// The five-tuple filter the rule is in.
     filter: Option<usize>,
     /// Bit `b`: the rule owns bucket `b`.
@@ -349,7 +465,7 @@ impl Steering {
     /// [`RULE_FILTERS`]: one that no rule holds and that is off in the
     /// device, so that a rule replaced at `loc` moves to a new filter
     /// while its old one still steers.
-    fn take_filter(&self, rule: &FlowRule, loc: usize) -> Option<usize> {
+    fn take_filter(&self, rule: &TcpRule, loc: usize) -> Option<usize> {
         if !self.filters || HwFilter::of_rule(rule, 0).is_none() {
             return None;
         }
@@ -444,7 +560,7 @@ impl Steering {
         for (i, s) in self.rules.iter().enumerate() {
             if let Some(s) = s {
                 // CAST: below MAX_RULES.
-                f(i as u32, &s.rule);
+                f(i as u32, &s.rule.to_flow());
             }
         }
     }
@@ -455,7 +571,7 @@ impl Steering {
     /// hash TCP alone, by addresses and ports).
     pub(crate) fn add(
         &mut self,
-        rule: &FlowRule,
+        rule: &TcpRule,
         at: RuleLocation,
         key: &[u8],
         rss_ok: bool,
@@ -506,7 +622,7 @@ impl Steering {
             .rules
             .iter_mut()
             .flatten()
-            .find(|s| s.learns() && s.rule.matches(t.src, t.dst, t.sport, t.dport))?;
+            .find(|s| s.learns() && s.rule.matches(t))?;
         let bit = bucket_bit(hash);
         if s.buckets & bit != 0 {
             return None;
@@ -606,8 +722,8 @@ mod tests {
         assert_eq!(t.hash(&KEY), 0x4020_7d3d);
     }
 
-    fn rule(src: Option<IpAddr>, sport: Option<u16>) -> FlowRule {
-        FlowRule {
+    fn rule(src: Option<IpAddr>, sport: Option<u16>) -> TcpRule {
+        TcpRule {
             flow_type: FlowType::Tcp4,
             src_ip: src,
             dst_ip: Some(v4([161, 142, 100, 80])),
@@ -615,6 +731,43 @@ mod tests {
             dst_port: Some(1766),
             queue: 1,
         }
+    }
+
+    #[test]
+    fn only_whole_field_tcp_rules_to_a_queue_are_taken() -> Result {
+        let tcp4 = rule(None, Some(2794));
+        let flow = tcp4.to_flow();
+        assert_eq!(TcpRule::of_flow(&flow)?, tcp4);
+        let v6 = TcpRule {
+            flow_type: FlowType::Tcp6,
+            src_ip: Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+            dst_ip: None,
+            src_port: None,
+            dst_port: Some(9),
+            queue: 2,
+        };
+        assert_eq!(TcpRule::of_flow(&v6.to_flow())?, v6);
+
+        let FlowSpec::Tcp4(spec) = flow.spec else {
+            return Err(EINVAL);
+        };
+        let refused = |spec: FlowSpec, action: FlowAction| {
+            TcpRule::of_flow(&FlowRule { spec, action }) == Err(EINVAL)
+        };
+        let queue = FlowAction::Queue(1);
+        // Another protocol, a part of a field, a TOS, a drop.
+        assert!(refused(FlowSpec::Udp4(spec), queue));
+        assert!(refused(FlowSpec::Sctp6(Tcpip6Spec::any()), queue));
+        let mut part = spec;
+        part.dst.mask = Ipv4Addr::new(255, 255, 255, 0);
+        assert!(refused(FlowSpec::Tcp4(part), queue));
+        let tos = Tcpip4Spec {
+            tos: Masked::exact(0x10),
+            ..spec
+        };
+        assert!(refused(FlowSpec::Tcp4(tos), queue));
+        assert!(refused(FlowSpec::Tcp4(spec), FlowAction::Drop));
+        Ok(())
     }
 
     #[test]
@@ -682,7 +835,7 @@ mod tests {
         assert_eq!((f.saqf, f.spqf, f.imir), (0, 0, 6 << 29 | 0xe606));
 
         // tcp6 has no filter: its rule learns through RSS.
-        let v6 = FlowRule {
+        let v6 = TcpRule {
             flow_type: FlowType::Tcp6,
             src_ip: None,
             dst_ip: Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),

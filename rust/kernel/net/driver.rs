@@ -232,7 +232,7 @@ pub trait Operations: Sized + Send + Sync + 'static {
 
     /// Prepares the device for frames of MTU `mtu` (`ndo_change_mtu`),
     /// under RTNL and the instance lock. The core checked `mtu` against
-    /// the range set with [`Device::set_mtu_range`]; [`NetDevice::mtu`]
+    /// the range set with [`UnregisteredDevice::set_mtu_range`]; [`NetDevice::mtu`]
     /// still gives the old value during the call, and the new one once it
     /// succeeds.
     fn change_mtu(_dev: &LockedDevice<Self>, _mtu: u32) -> Result {
@@ -530,8 +530,9 @@ impl ExactSizeIterator for HwAddrs<'_> {}
 pub const ETH_ALEN: usize = 6;
 
 /// Offloads of a device (`netdev_features_t`): fixed ones, which user
-/// space sees on and cannot turn off ([`Device::set_features`]), and ones
-/// it may turn off and on ([`Device::set_user_features`]).
+/// space sees on and cannot turn off ([`UnregisteredDevice::set_features`]),
+/// and ones it may turn off and on
+/// ([`UnregisteredDevice::set_user_features`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features(u64);
 
@@ -1088,15 +1089,16 @@ impl<T> Device<T> {
     /// [`Operations::stop`]: for work a driver starts itself, such as a
     /// reset from a work item. Process context, holding neither lock
     /// (they do not nest), and not from anything RTNL's holders wait for.
-    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&LockedDevice<T>) -> R) -> R {
+    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&RtnlLockedDevice<T>) -> R) -> R {
         // SAFETY: process context without RTNL, per the documentation.
         unsafe { bindings::rtnl_lock() };
         let r = {
             let _locked = self.lock();
-            // SAFETY: the instance lock is held until `_locked` drops,
-            // after `f` returns; `f` takes the reference for any lifetime,
-            // so it cannot keep it past the call.
-            f(unsafe { LockedDevice::from_device(self) })
+            // SAFETY: RTNL and the instance lock are held until `_locked`
+            // drops and RTNL is released, after `f` returns; `f` takes the
+            // reference for any lifetime, so it cannot keep it past the
+            // call.
+            f(unsafe { RtnlLockedDevice::from_device(self) })
         };
         // SAFETY: taken above.
         unsafe { bindings::rtnl_unlock() };
@@ -1174,136 +1176,6 @@ impl<T> Device<T> {
             && unsafe { bindings::__netif_subqueue_stopped(self.0.as_raw(), idx) }
     }
 
-    /// Gives the device the queue management API of `T`.
-    ///
-    /// # Safety
-    ///
-    /// The device is not registered yet (call it from the `setup` of
-    /// [`Registration::new`]).
-    pub unsafe fn set_queue_mgmt(&self)
-    where
-        T: QueueMgmt,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
-    }
-
-    /// Gives the device the per-queue counters of `T`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_stat_ops(&self)
-    where
-        T: QueueStats,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
-    }
-
-    /// Gives the device its offloads.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_features(&self, f: Features) {
-        let raw = self.0.as_raw();
-        // SAFETY: not registered, per the caller: no one reads the fields
-        // concurrently.
-        unsafe {
-            (*raw).features |= f.0;
-            (*raw).vlan_features |= f.0;
-        }
-    }
-
-    /// Gives the device offloads that user space may turn off and on
-    /// (`ethtool -K`), on to begin with: offloads the stack uses or not
-    /// packet by packet, which need no change in the device.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_user_features(&self, f: Features) {
-        let raw = self.0.as_raw();
-        // SAFETY: as for `set_features`.
-        unsafe {
-            (*raw).hw_features |= f.0;
-            (*raw).features |= f.0;
-            (*raw).vlan_features |= f.0;
-        }
-    }
-
-    /// Declares that the driver sends frags of device memory (`net_iov`s
-    /// of a devmem TX binding) by their DMA addresses
-    /// (`NETMEM_TX_DMA`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`]; and the driver maps frags with
-    /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx), which
-    /// knows `net_iov`s.
-    pub unsafe fn set_netmem_tx(&self) {
-        // SAFETY: as for `set_features`; written through a raw place, as
-        // in `set_unicast_filter`.
-        unsafe {
-            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
-                &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
-                // CAST: 1, into a two-bit field.
-                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
-            )
-        };
-    }
-
-    /// Sets the range of MTUs the stack may ask for, `min` to `max`
-    /// bytes; outside it, setting the MTU fails with `EINVAL` before
-    /// [`Operations::change_mtu`] runs.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_mtu_range(&self, min: u32, max: u32) {
-        // SAFETY: as for `set_features`.
-        unsafe {
-            (*self.0.as_raw()).min_mtu = min;
-            (*self.0.as_raw()).max_mtu = max;
-        }
-    }
-
-    /// Declares that [`Operations::set_rx_mode`] filters on the unicast
-    /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
-    /// mode for any address beyond the device's own.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_unicast_filter(&self) {
-        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
-        // SAFETY: as for `set_features`; the bit field is read and written
-        // through a raw place, without a reference to its group.
-        unsafe {
-            let bits = &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1;
-            // CAST: a flag of the 32-bit field.
-            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
-            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
-        }
-    }
-
-    /// Gives the device the ethtool operations of `T`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_ethtool_ops(&self)
-    where
-        T: super::ethtool::Ops,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
-    }
-
     /// The configuration receive queue `idx` gets when it next starts: the
     /// driver's defaults with what its memory provider asks
     /// (`netdev_queue_config`).
@@ -1328,20 +1200,6 @@ impl<T> Device<T> {
         // `raw` is written.
         unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
         QueueConfig::from_raw(&raw)
-    }
-
-    /// Sets how many of the transmit and receive queues allocated with
-    /// the device are in use (`netif_set_real_num_queues`).
-    ///
-    /// # Safety
-    ///
-    /// The device is not registered yet, or RTNL is held (as in
-    /// [`ethtool::Ops::set_channels`]; not in the other ethtool ops of an
-    /// ops-locked device), and the driver no longer uses the queues that
-    /// go.
-    pub unsafe fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
-        // SAFETY: a live device; RTNL per the caller.
-        to_result(unsafe { bindings::netif_set_real_num_queues(self.0.as_raw(), tx, rx) })
     }
 
     /// Whether the user set the RSS indirection table (`ethtool -X`
@@ -1407,6 +1265,254 @@ impl<T> core::ops::Deref for LockedDevice<T> {
 
     fn deref(&self) -> &Device<T> {
         &self.0
+    }
+}
+
+/// A [`LockedDevice`] whose caller also holds RTNL (`rtnl_lock`), taken
+/// before the instance lock: what [`Device::with_rtnl_locked`] and the
+/// ethtool op [`set_channels`](super::ethtool::Ops::set_channels) get, and
+/// the proof that changing the queue counts of a registered device needs
+/// ([`RtnlLockedDevice::set_real_num_queues`]).
+///
+/// Only a reference exists, for the call, and it is not `Send`: a queue
+/// count cannot change behind the back of the stack, which reads it under
+/// RTNL:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::LockedDevice;
+///
+/// fn more_queues<T>(dev: &LockedDevice<T>) {
+///     let _ = dev.set_real_num_queues(4, 4);
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// The thread that has the reference holds RTNL and the device's instance
+/// lock for as long as the reference lives.
+#[repr(transparent)]
+pub struct RtnlLockedDevice<T>(LockedDevice<T>);
+
+impl<T> RtnlLockedDevice<T> {
+    /// The device `dev`, whose instance lock and RTNL the caller holds.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds RTNL and `dev`'s instance lock for `'a`.
+    pub(crate) unsafe fn from_device<'a>(dev: &'a Device<T>) -> &'a Self {
+        // SAFETY: the instance lock is held for `'a`, per the caller.
+        let locked = unsafe { LockedDevice::from_device(dev) };
+        // SAFETY: `Self` is transparent over `LockedDevice<T>`.
+        // INVARIANT: RTNL is held for `'a` as well, per the caller.
+        unsafe { &*core::ptr::from_ref(locked).cast() }
+    }
+
+    /// Sets how many of the transmit and receive queues allocated with
+    /// the device are in use (`netif_set_real_num_queues`). The driver
+    /// must no longer use the queues that go: their packets are flushed
+    /// and their NAPI and interrupts should be quiet.
+    pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: a live device; RTNL and the instance lock are held (type
+        // invariant), as the C function asserts for a registered device.
+        to_result(unsafe { bindings::netif_set_real_num_queues(self.as_raw(), tx, rx) })
+    }
+}
+
+impl<T> core::ops::Deref for RtnlLockedDevice<T> {
+    type Target = LockedDevice<T>;
+
+    fn deref(&self) -> &LockedDevice<T> {
+        &self.0
+    }
+}
+
+/// A device [`Registration::new`] allocated for `T`, with an initialised
+/// `T`, before it registers it: what `setup` gets, to give the device its
+/// offloads, limits and ops tables. No one else sees the device yet, so
+/// every setter is safe; none exists on a registered [`Device`]:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::{
+///     Device,
+///     Features, //
+/// };
+///
+/// fn late<T>(dev: &Device<T>) {
+///     dev.set_features(Features::SG);
+/// }
+/// ```
+///
+/// An ops table comes from the trait it adapts, so a driver installs only
+/// the tables of the traits it implements:
+///
+/// ```ignore,compile_fail,E0277
+/// use kernel::net::driver::{
+///     Operations,
+///     UnregisteredDevice, //
+/// };
+///
+/// fn setup<T: Operations>(dev: &UnregisteredDevice<T>) {
+///     dev.set_queue_mgmt();
+/// }
+/// ```
+///
+/// It gives no [`Device`], so no counted reference ([`ARef`]) to a device
+/// that may yet be freed without being registered:
+///
+/// ```ignore,compile_fail,E0308
+/// use kernel::{
+///     net::driver::{
+///         Device,
+///         UnregisteredDevice, //
+///     },
+///     sync::aref::ARef,
+/// };
+///
+/// fn keep<T: Send + Sync>(dev: &UnregisteredDevice<T>) -> ARef<Device<T>> {
+///     let dev: &Device<T> = dev;
+///     dev.into()
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// The device was allocated for `T`, holds an initialised `T`, and is not
+/// registered; only the thread that has the reference, which is not
+/// `Send`, touches it.
+#[repr(transparent)]
+pub struct UnregisteredDevice<T>(Device<T>, NotThreadSafe);
+
+impl<T> UnregisteredDevice<T> {
+    /// # Safety
+    ///
+    /// `ptr` was allocated for `T`, holds an initialised `T`, is not
+    /// registered during `'a`, and only the caller's thread touches it.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: transparent over `Device<T>` (the marker is a ZST), which
+        // the caller's guarantees make valid.
+        // INVARIANT: per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn raw(&self) -> *mut bindings::net_device {
+        self.0.as_raw()
+    }
+
+    /// The driver's data.
+    pub fn data(&self) -> &T {
+        self.0.data()
+    }
+
+    /// Gives the device the queue management API of `T`
+    /// ([`QueueMgmt`]).
+    pub fn set_queue_mgmt(&self)
+    where
+        T: QueueMgmt,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device the per-queue counters of `T` ([`QueueStats`]).
+    pub fn set_stat_ops(&self)
+    where
+        T: QueueStats,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device the ethtool operations of `T`
+    /// ([`ethtool::Ops`](super::ethtool::Ops)).
+    pub fn set_ethtool_ops(&self)
+    where
+        T: super::ethtool::Ops,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device its offloads.
+    pub fn set_features(&self, f: Features) {
+        let raw = self.raw();
+        // SAFETY: not registered (type invariant): no one reads the fields
+        // concurrently.
+        unsafe {
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Gives the device offloads that user space may turn off and on
+    /// (`ethtool -K`), on to begin with: offloads the stack uses or not
+    /// packet by packet, which need no change in the device.
+    pub fn set_user_features(&self, f: Features) {
+        let raw = self.raw();
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*raw).hw_features |= f.0;
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Declares that the driver sends frags of device memory (`net_iov`s
+    /// of a devmem TX binding) by their DMA addresses (`NETMEM_TX_DMA`).
+    ///
+    /// Safe: the stack then hands the driver packets whose frags may be
+    /// `net_iov`s, which have no page to map or read. The only ways safe
+    /// code has to a frag's memory know them:
+    /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx) gives
+    /// their provider's DMA address, and
+    /// [`SkBuff::copy_bits`](super::skbuff::SkBuff::copy_bits) refuses
+    /// unreadable frags.
+    pub fn set_netmem_tx(&self) {
+        // SAFETY: as for `set_features`; written through a raw place, as
+        // in `set_unicast_filter`.
+        unsafe {
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
+                &raw mut (*self.raw()).__bindgen_anon_1.__bindgen_anon_1,
+                // CAST: 1, into a two-bit field.
+                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
+            )
+        };
+    }
+
+    /// Sets the range of MTUs the stack may ask for, `min` to `max`
+    /// bytes; outside it, setting the MTU fails with `EINVAL` before
+    /// [`Operations::change_mtu`] runs.
+    pub fn set_mtu_range(&self, min: u32, max: u32) {
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*self.raw()).min_mtu = min;
+            (*self.raw()).max_mtu = max;
+        }
+    }
+
+    /// Declares that [`Operations::set_rx_mode`] filters on the unicast
+    /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
+    /// mode for any address beyond the device's own.
+    pub fn set_unicast_filter(&self) {
+        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
+        // SAFETY: as for `set_features`; the bit field is read and written
+        // through a raw place, without a reference to its group.
+        unsafe {
+            let bits = &raw mut (*self.raw()).__bindgen_anon_1.__bindgen_anon_1;
+            // CAST: a flag of the 32-bit field.
+            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
+            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
+        }
+    }
+
+    /// Sets how many of the transmit and receive queues allocated with
+    /// the device are in use (`netif_set_real_num_queues`).
+    pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: a live device, not registered (type invariant): the C
+        // function needs RTNL only for a registered one.
+        to_result(unsafe { bindings::netif_set_real_num_queues(self.raw(), tx, rx) })
     }
 }
 
@@ -1649,7 +1755,7 @@ impl<T: Operations> Registration<T> {
         rxqs: u32,
         mac: &[u8; 6],
         data: impl PinInit<T, Error>,
-        setup: impl FnOnce(&Device<T>) -> Result,
+        setup: impl FnOnce(&UnregisteredDevice<T>) -> Result,
     ) -> Result<Self> {
         const { assert!(core::mem::align_of::<T>() <= bindings::NETDEV_ALIGN as usize) };
         let size = c_int::try_from(core::mem::size_of::<T>()).map_err(|_| EINVAL)?;
@@ -1678,8 +1784,10 @@ impl<T: Operations> Registration<T> {
             (*raw).request_ops_lock = true;
             bindings::eth_hw_addr_set(raw, mac.as_ptr());
         }
-        // SAFETY: allocated for `T` with an initialised `T`.
-        setup(unsafe { Device::from_raw(dev.as_ptr()) })?;
+        // SAFETY: allocated for `T` with an initialised `T`, registered
+        // only after `setup` returns; the reference it gets cannot leave
+        // the call, nor this thread.
+        setup(unsafe { UnregisteredDevice::from_raw(dev.as_ptr()) })?;
         // SAFETY: a fully set up device.
         to_result(unsafe { bindings::register_netdev(dev.as_ptr()) })?;
         core::mem::forget(guard);

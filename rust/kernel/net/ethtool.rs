@@ -4,7 +4,7 @@
 //!
 //! A driver implements [`Ops`] for its per-device data and installs the
 //! table before registering the device
-//! ([`Device::set_ethtool_ops`](super::driver::Device::set_ethtool_ops)).
+//! ([`UnregisteredDevice::set_ethtool_ops`](super::driver::UnregisteredDevice::set_ethtool_ops)).
 //! The link state comes from the carrier (`ethtool_op_get_link`).
 //!
 //! C header: [`include/linux/ethtool.h`](srctree/include/linux/ethtool.h)
@@ -15,7 +15,8 @@ use crate::{
         driver::{
             Device,
             LockedDevice,
-            Operations, //
+            Operations,
+            RtnlLockedDevice, //
         },
         netlink::request::ExtAck,
     },
@@ -647,7 +648,7 @@ pub trait Ops: Operations {
     /// Called with RTNL held as well as the instance lock (the adapter
     /// asks for it: changing the real queue counts needs it), where the
     /// other ops of an ops-locked device get the instance lock only.
-    fn set_channels(_dev: &LockedDevice<Self>, _ch: &Channels) -> Result {
+    fn set_channels(_dev: &RtnlLockedDevice<Self>, _ch: &Channels) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -1377,8 +1378,14 @@ impl<T: Ops> Adapter<T> {
         ch: *mut bindings::ethtool_channels,
     ) -> c_int {
         // SAFETY: per this function's contract; under the instance lock, as
-        // in `set_ringparam`.
-        let (dev, ch) = unsafe { (LockedDevice::from_device(Device::<T>::from_raw(dev)), &*ch) };
+        // in `set_ringparam`, and RTNL, which `op_needs_rtnl` asks the core
+        // to take for this op.
+        let (dev, ch) = unsafe {
+            (
+                RtnlLockedDevice::from_device(Device::<T>::from_raw(dev)),
+                &*ch,
+            )
+        };
         let c = Channels {
             max_combined: ch.max_combined,
             max_other: ch.max_other,

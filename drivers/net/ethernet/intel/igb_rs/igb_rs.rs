@@ -49,6 +49,7 @@ use kernel::{
             QueueMgmt,
             QueueStats,
             Registration,
+            RtnlLockedDevice,
             RxMode,
             RxQueueStats,
             Stats64,
@@ -1615,7 +1616,7 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_channels(dev: &LockedDevice<Self>, ch: &ethtool::Channels) -> Result {
+    fn set_channels(dev: &RtnlLockedDevice<Self>, ch: &ethtool::Channels) -> Result {
         let nic = dev.data();
         // CAST: u32 to usize is lossless on Linux.
         let n = ch.combined_count as usize;
@@ -1633,10 +1634,8 @@ impl ethtool::Ops for Nic {
         let use_pairs = |n: usize| -> Result {
             // CAST: at most QUEUES.
             let count = n as u32;
-            // SAFETY: the core holds RTNL around `set_channels` (the
-            // ethtool adapter asks for it); the device is down, so no
-            // queue is in use.
-            unsafe { dev.set_real_num_queues(count, count)? };
+            // The device is down: no queue is in use.
+            dev.set_real_num_queues(count, count)?;
             nic.active.store(n, Relaxed);
             if !dev.rxfh_configured() {
                 nic.rss.lock().spread(n);
@@ -2147,29 +2146,25 @@ impl pci::Driver for IgbRs {
                 &mac,
                 Nic::new(pdev, bar, filters, irqs),
                 |dev| {
-                    // SAFETY: the device is not registered yet; frames are
-                    // mapped with `SkBuff::map_for_tx`.
-                    unsafe {
-                        dev.set_queue_mgmt();
-                        dev.set_stat_ops();
-                        dev.set_ethtool_ops();
-                        dev.set_features(
-                            Features::SG
-                                | Features::IP_CSUM
-                                | Features::IPV6_CSUM
-                                | Features::RXCSUM
-                                | Features::RXHASH
-                                | Features::NTUPLE,
-                        );
-                        dev.set_user_features(Features::TSO | Features::TSO6);
-                        dev.set_netmem_tx();
-                        dev.set_unicast_filter();
-                        dev.set_mtu_range(MIN_MTU, MAX_MTU);
-                        // CAST: 2.
-                        let n = DEFAULT_QUEUES as u32;
-                        dev.set_real_num_queues(n, n)?;
-                    }
-                    Ok(())
+                    dev.set_queue_mgmt();
+                    dev.set_stat_ops();
+                    dev.set_ethtool_ops();
+                    dev.set_features(
+                        Features::SG
+                            | Features::IP_CSUM
+                            | Features::IPV6_CSUM
+                            | Features::RXCSUM
+                            | Features::RXHASH
+                            | Features::NTUPLE,
+                    );
+                    dev.set_user_features(Features::TSO | Features::TSO6);
+                    // Frames are mapped with `SkBuff::map_for_tx`.
+                    dev.set_netmem_tx();
+                    dev.set_unicast_filter();
+                    dev.set_mtu_range(MIN_MTU, MAX_MTU);
+                    // CAST: 2.
+                    let n = DEFAULT_QUEUES as u32;
+                    dev.set_real_num_queues(n, n)
                 },
             )?;
             // Resets may be queued from now (`tx_timeout`, the watchdog)

@@ -9,9 +9,12 @@
 //! [`Device<T>`], which gives the `NetDevice` and `&T`; those the core
 //! runs under the device's instance lock (`netdev_lock`) get a
 //! [`LockedDevice<T>`], which proves it to what needs the lock (NAPI
-//! states, page pools for a queue). Dropping the registration unregisters
+//! states, page pools for a queue). The device is set up before it is
+//! registered through an [`UnregisteredDevice<T>`], whose setters are safe
+//! because no one else sees it yet. Dropping the registration unregisters
 //! the device (stopping it first if it is up), then drops `T` and frees
-//! the device.
+//! the device; the parent's unbind does so at the latest, so the parent
+//! is bound whenever `T` is alive ([`Device::parent`]).
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
@@ -25,6 +28,7 @@ use crate::{
         Bound,
         Device as GenericDevice, //
     },
+    devres::Devres,
     error::{
         from_result,
         to_result, //
@@ -1042,7 +1046,8 @@ impl<T: QueueStats> StatsAdapter<T> {
 /// # Invariants
 ///
 /// The device was allocated by [`Registration::new`] for this `T`, whose
-/// private area holds an initialised `T`.
+/// private area holds an initialised `T`; its parent is bound while it
+/// does.
 #[repr(transparent)]
 pub struct Device<T>(NetDevice, PhantomData<T>);
 
@@ -1082,6 +1087,23 @@ impl<T> Device<T> {
         // SAFETY: the private area holds an initialised `T` (type
         // invariant), as long as the device.
         unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
+    }
+
+    /// The bus device the device was registered for (its parent), bound:
+    /// a device holding a `T` is registered, or being set up or torn down
+    /// by its [`Registration`], which unregisters it and drops `T` by the
+    /// time the parent unbinds. For DMA mappings and the like, from any
+    /// callback.
+    pub fn parent(&self) -> &GenericDevice<Bound> {
+        // SAFETY: `Registration::new` set the parent to a valid device
+        // before any `Device<T>` existed; it stays valid while bound.
+        let parent: &GenericDevice =
+            unsafe { GenericDevice::from_raw((*self.0.as_raw()).dev.parent) };
+        // SAFETY: the private area holds `T` (type invariant), so the
+        // device is within its registration, which ends before the
+        // parent unbinds (devres): the parent is bound for as long as
+        // `self` is borrowed.
+        unsafe { parent.as_bound() }
     }
 
     /// Runs `f` under RTNL and the device's instance lock, taken in that
@@ -1726,31 +1748,45 @@ impl<T: Operations> Adapter<T> {
     }
 }
 
-/// A registered network device with driver data `T`.
+/// A registered network device with driver data `T`, for the bound bus
+/// device `'a` borrows (its parent).
+///
+/// The registration is a device resource of the parent (devres), as
+/// drm's is: dropping it unregisters the device, then drops `T` and frees
+/// the device, and the parent's unbind does so at the latest, should the
+/// registration be leaked. So the parent is bound for as long as `T` is
+/// alive, which is what lets the callbacks have it bound
+/// ([`Device::parent`]), and a bus driver keep the registration in its
+/// data for the bound lifetime (`pci::Driver::Data<'bound>`).
 ///
 /// # Invariants
 ///
-/// `dev` was allocated for `T`, holds an initialised `T`, and is
-/// registered.
-pub struct Registration<T: Operations> {
+/// `dev` is the device `_reg` holds: allocated for `T`, with an
+/// initialised `T`, registered for `parent` until `_reg` is dropped or
+/// revoked; `_reg` is revoked only when `parent` unbinds, which ends `'a`.
+pub struct Registration<'a, T: Operations> {
+    parent: &'a GenericDevice<Bound>,
     dev: NonNull<bindings::net_device>,
-    _t: PhantomData<T>,
+    /// Unregisters the device when dropped, unless the parent's unbind
+    /// did.
+    _reg: Devres<Registered<T>>,
 }
 
 // SAFETY: the registration may be dropped on any thread (process context).
-unsafe impl<T: Operations> Send for Registration<T> {}
+unsafe impl<T: Operations> Send for Registration<'_, T> {}
 
 // SAFETY: `&Registration` only gives `&Device<T>`.
-unsafe impl<T: Operations> Sync for Registration<T> {}
+unsafe impl<T: Operations> Sync for Registration<'_, T> {}
 
-impl<T: Operations> Registration<T> {
+impl<'a, T: Operations> Registration<'a, T> {
     /// Allocates an Ethernet device with `txqs` transmit and `rxqs`
     /// receive queues and MAC address `mac` for hardware `parent`,
     /// initialises its data with `data`, and registers it
-    /// (`alloc_etherdev_mqs`, `register_netdev`). `setup` runs on the device
-    /// before registration, to set features and limits.
+    /// (`alloc_etherdev_mqs`, `register_netdev`). `setup` runs on the
+    /// device before registration, to set features, limits and ops
+    /// tables.
     pub fn new(
-        parent: &GenericDevice<Bound>,
+        parent: &'a GenericDevice<Bound>,
         txqs: u32,
         rxqs: u32,
         mac: &[u8; 6],
@@ -1773,8 +1809,11 @@ impl<T: Operations> Registration<T> {
         }
         // From here on, dropping `guard` drops `T` and frees the device.
         let guard = Unregistered::<T>(dev, PhantomData);
-        // SAFETY: the device is ours; `parent` outlives its registration
-        // (the driver drops the registration before unbinding).
+        // SAFETY: the device is ours. `parent` is bound now, and stays
+        // bound while `T` lives: `guard` drops it here on failure, and
+        // `_reg` below unregisters the device and drops it by the time
+        // `parent` unbinds; the core holds a reference to the parent while
+        // the device is registered.
         unsafe {
             let raw = dev.as_ptr();
             (*raw).dev.parent = parent.as_raw();
@@ -1791,17 +1830,27 @@ impl<T: Operations> Registration<T> {
         // SAFETY: a fully set up device.
         to_result(unsafe { bindings::register_netdev(dev.as_ptr()) })?;
         core::mem::forget(guard);
-        // INVARIANT: registered just above.
+        // INVARIANT: registered just above; `Registered` unregisters it
+        // when dropped, which a failure here does at once.
+        let reg = Devres::new(parent, Registered::<T>(dev, PhantomData))?;
         Ok(Self {
+            parent,
             dev,
-            _t: PhantomData,
+            _reg: reg,
         })
     }
 
     /// The device.
     pub fn device(&self) -> &Device<T> {
-        // SAFETY: allocated for `T` (type invariant), alive while `self` is.
+        // SAFETY: allocated for `T` (type invariant) and registered while
+        // `self` lives: `_reg` is revoked only when `parent` unbinds, which
+        // ends `'a`, as `Devres::access` argues.
         unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+
+    /// The bus device the device is registered for.
+    pub fn parent(&self) -> &'a GenericDevice<Bound> {
+        self.parent
     }
 
     /// A counted reference to the device, for an interrupt handler or a
@@ -1812,12 +1861,30 @@ impl<T: Operations> Registration<T> {
     }
 }
 
-impl<T: Operations> Drop for Registration<T> {
+/// A registered device allocated for `T`, holding an initialised `T`: the
+/// device resource [`Registration`] puts on the parent. Dropping it
+/// unregisters the device (stopping it first if it is up), then drops `T`
+/// and frees the device.
+///
+/// # Invariants
+///
+/// `.0` was allocated for `T`, holds an initialised `T`, and is
+/// registered.
+struct Registered<T: Operations>(NonNull<bindings::net_device>, PhantomData<T>);
+
+// SAFETY: unregistering may happen on any thread (process context); `T`
+// is `Send + Sync` (`Operations`).
+unsafe impl<T: Operations> Send for Registered<T> {}
+
+// SAFETY: `&Registered` gives nothing.
+unsafe impl<T: Operations> Sync for Registered<T> {}
+
+impl<T: Operations> Drop for Registered<T> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); stops the device first if
         // it is up.
-        unsafe { bindings::unregister_netdev(self.dev.as_ptr()) };
-        drop(Unregistered::<T>(self.dev, PhantomData));
+        unsafe { bindings::unregister_netdev(self.0.as_ptr()) };
+        drop(Unregistered::<T>(self.0, PhantomData));
     }
 }
 

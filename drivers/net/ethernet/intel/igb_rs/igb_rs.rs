@@ -296,7 +296,7 @@ impl QueuePair {
         tx: &mut TxRing,
         napi: Option<&NapiPoll<'_, Self>>,
     ) -> bool {
-        let (frames, bytes) = tx.clean(dev.data().bound(), napi);
+        let (frames, bytes) = tx.clean(dev.parent(), napi);
         match napi {
             Some(napi) => {
                 let (f, b) = tx.take_unreported();
@@ -598,15 +598,6 @@ impl Nic {
         })
     }
 
-    /// The PCI device, bound.
-    fn bound(&self) -> &kernel::device::Device<Bound> {
-        let dev: &kernel::device::Device = self.pdev.as_ref();
-        // SAFETY: the network device this is the data of is registered only
-        // while the driver is bound (`Probed` unregisters it on unbind), and
-        // every caller runs from one of its callbacks.
-        unsafe { dev.as_bound() }
-    }
-
     /// Writes register `reg`; nothing once the device is gone.
     fn wr(&self, reg: usize, val: u32) {
         let _ = self.bar.try_access_with(|b| b.try_write32(val, reg));
@@ -776,8 +767,9 @@ impl Nic {
     }
 
     /// Programs MSI-X routing, the rings and the receive and transmit
-    /// units, and gives the receive rings their buffers.
-    fn configure(&self) -> Result {
+    /// units, and gives the receive rings their buffers. `pdev` is the
+    /// PCI device, bound.
+    fn configure(&self, pdev: &kernel::device::Device<Bound>) -> Result {
         self.wr(GPIE, GPIE_MSIX_MODE | GPIE_PBA | GPIE_EIAME | GPIE_NSICR);
         self.wr(IVAR_MISC, (VEC_OTHER | IVAR_VALID) << 8);
         for q in &self.queues {
@@ -809,7 +801,7 @@ impl Nic {
             // sleep.
             let ring = {
                 let mut tx = q.tx.lock();
-                tx.reset(self.bound());
+                tx.reset(pdev);
                 hw::Ring {
                     dma: tx.dma_address(),
                     // CAST: at most 64 KiB.
@@ -889,7 +881,7 @@ impl Nic {
         // CAST: below QUEUES.
         let idx = idx as u32;
         RxRing::new(
-            self.bound(),
+            dev.parent(),
             dev,
             idx,
             self.split.load(Relaxed),
@@ -1032,7 +1024,7 @@ impl Nic {
         let mut rings = KVec::with_capacity(QUEUES, GFP_KERNEL)?;
         if tx != self.tx_ring_size.load(Relaxed) {
             for _ in &self.queues {
-                rings.push(TxRing::new(self.bound(), tx)?, GFP_KERNEL)?;
+                rings.push(TxRing::new(dev.parent(), tx)?, GFP_KERNEL)?;
             }
         }
         let running = dev.is_running();
@@ -1122,7 +1114,7 @@ impl Operations for Nic {
             drop(q.put_rx(ring));
             Ok(())
         });
-        if let Err(e) = prepared.and_then(|()| nic.configure()) {
+        if let Err(e) = prepared.and_then(|()| nic.configure(dev.parent())) {
             // The core does not call `stop` after a failed open: give back
             // what the pairs before the failure got, once the queues are
             // off. Removing a NAPI destroys the pool its ring gave it.
@@ -1130,7 +1122,7 @@ impl Operations for Nic {
             for q in nic.active() {
                 drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
                 if let Some(off) = stopped.tx(q.idx) {
-                    q.reset_tx(nic.bound(), off);
+                    q.reset_tx(dev.parent(), off);
                 }
                 if let Some(napi) = q.napi.added() {
                     napi.remove(dev);
@@ -1182,7 +1174,7 @@ impl Operations for Nic {
             // says so); the pools go outside the lock.
             drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
             if let Some(off) = stopped.tx(q.idx) {
-                q.reset_tx(nic.bound(), off);
+                q.reset_tx(dev.parent(), off);
             }
             if let Some(napi) = q.napi.added() {
                 // Disabled above: byte queue limits forget the frames the
@@ -1231,7 +1223,7 @@ impl Operations for Nic {
             return Ok(());
         };
         let mut tx = q.tx.lock();
-        let sent = match tx.push(nic.bound(), skb) {
+        let sent = match tx.push(dev.parent(), skb) {
             Ok(sent) => sent,
             Err(e) => {
                 // Frames queued before, told `xmit_more`, wait for a tail
@@ -1982,7 +1974,7 @@ struct Probed<'bound> {
     #[pin]
     irq_other: irq::Registration<'bound, OtherIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
-    netdev: Registration<Nic>,
+    netdev: Registration<'bound, Nic>,
 }
 
 /// The names of the queue pairs' interrupts.

@@ -55,7 +55,11 @@ use crate::{
         LockClassKey,
     },
     time::Jiffies,
-    types::{NotThreadSafe, Opaque},
+    types::{
+        CovariantForLt,
+        NotThreadSafe,
+        Opaque, //
+    },
 };
 use core::{
     marker::{
@@ -1745,6 +1749,120 @@ impl<T: Operations> Adapter<T> {
             _lists: PhantomData,
         };
         from_result(|| T::set_rx_mode(dev, &mode).map(|()| 0))
+    }
+}
+
+/// A resource of the parent bus device, such as a mapped PCI BAR, kept in
+/// a network driver's data `T` for the parent's bound lifetime and used
+/// without a revocation check.
+///
+/// The parent is bound for as long as `T` is alive (see [`Registration`]),
+/// so a resource that borrows from the parent (a `pci::Bar<'bound>`) stays
+/// valid for as long as the data holding it: [`BoundResource::get`] gives
+/// it for the borrow of the data. It starts empty, in the data's
+/// initialiser, and [`BoundResource::set`] fills it once, from `setup` of
+/// [`Registration::new`], with what a function makes of the parent.
+/// Fields drop in the order they are declared: declare it after the
+/// fields whose drop may still use it (a work item that waits for its
+/// run). The function is generic over the parent's lifetime, so what it returns
+/// borrows from the parent or from nothing; a resource borrowing anything
+/// shorter-lived does not build:
+///
+/// ```ignore,compile_fail,E0597
+/// use kernel::{
+///     net::driver::{
+///         BoundResource,
+///         UnregisteredDevice, //
+///     },
+///     prelude::*,
+///     types::CovariantForLt,
+/// };
+///
+/// type Borrowed = CovariantForLt!(&'_ u32);
+///
+/// fn setup<T>(dev: &UnregisteredDevice<T>, res: &BoundResource<Borrowed>) -> Result {
+///     let local = 5;
+///     res.set(dev, |_parent| Ok(&local))
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// `res` is written at most once, by `set`, while the device whose private
+/// area holds `self` is not registered and only the thread setting it up
+/// has it; the value written was made from that device's parent, for a
+/// lifetime that lasts for as long as the parent is bound, and is dropped
+/// with `self`, in place.
+#[pin_data]
+pub struct BoundResource<F: CovariantForLt>
+where
+    for<'a> F::Of<'a>: Send + Sync,
+{
+    res: core::cell::UnsafeCell<Option<F::Of<'static>>>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: written once, before the data holding it is shared (type
+// invariant), then only read; the value is `Sync`.
+unsafe impl<F: CovariantForLt> Sync for BoundResource<F> where for<'a> F::Of<'a>: Send + Sync {}
+
+impl<F: CovariantForLt> BoundResource<F>
+where
+    for<'a> F::Of<'a>: Send + Sync,
+{
+    /// An empty slot, for the initialiser of a driver's data. It never
+    /// moves once made (it is not [`Unpin`]), so it is dropped with the
+    /// data it is made in.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            res: core::cell::UnsafeCell::new(None),
+            _pin: PhantomPinned,
+        })
+    }
+
+    /// Fills the slot with what `f` makes of the parent of `dev`, which
+    /// must be the device whose data holds `self`: `EINVAL` otherwise,
+    /// `EBUSY` if the slot is full already.
+    pub fn set<T>(
+        &self,
+        dev: &UnregisteredDevice<T>,
+        f: impl for<'b> FnOnce(&'b GenericDevice<Bound>) -> Result<F::Of<'b>>,
+    ) -> Result {
+        let data = core::ptr::from_ref(dev.data()).addr();
+        let me = core::ptr::from_ref(self).addr();
+        if me < data || me + size_of::<Self>() > data + size_of::<T>() {
+            return Err(EINVAL);
+        }
+        let res = core::mem::ManuallyDrop::new(f(dev.0.parent())?);
+        // SAFETY: lifetimes do not change layout; `res` is not used again.
+        // The value is valid for as long as the parent is bound, which is
+        // for as long as `self`, in the data of `dev`, lives: it is handed
+        // out only for borrows of `self` (`get`).
+        let res = unsafe { core::ptr::read(core::ptr::from_ref(&*res).cast::<F::Of<'static>>()) };
+        let slot = self.res.get();
+        // SAFETY: only the thread setting `dev` up has the data (type
+        // invariant of `UnregisteredDevice`), and no reference into the
+        // slot's value exists while it is empty.
+        unsafe {
+            if (*slot).is_some() {
+                return Err(EBUSY);
+            }
+            // INVARIANT: written once, before registration, with a value
+            // made from the parent of the device holding `self`.
+            *slot = Some(res);
+        }
+        Ok(())
+    }
+
+    /// The resource, for the borrow of the data; `None` before
+    /// [`BoundResource::set`] filled the slot.
+    pub fn get(&self) -> Option<&F::Of<'_>> {
+        // SAFETY: the slot is no longer written once full (type invariant),
+        // and a reference is handed out only then.
+        let res = unsafe { (*self.res.get()).as_ref() }?;
+        // The value lives until the parent unbinds, after `self` goes.
+        Some(F::cast_ref(res))
     }
 }
 

@@ -38,6 +38,7 @@ use kernel::{
     net::{
         driver::{
             self,
+            BoundResource,
             Busy,
             Device,
             DeviceWork,
@@ -485,7 +486,6 @@ impl Rss {
 #[pin_data]
 pub(crate) struct Nic {
     pdev: ARef<pci::Device>,
-    bar: pci::DevresBar<BAR0_SIZE>,
     /// Header split (`ethtool -G tcp-data-split`), applied when the
     /// receive rings start.
     split: Atomic<bool>,
@@ -550,17 +550,21 @@ pub(crate) struct Nic {
     link_changed: Atomic<bool>,
     #[pin]
     queues: [QueuePair; QUEUES],
+    /// BAR 0, mapped for as long as the driver is bound: filled before the
+    /// network device is registered, and empty only if that failed. Last,
+    /// so that it is unmapped after everything else went.
+    #[pin]
+    bar: BoundResource<pci::Bar<'static, BAR0_SIZE>>,
 }
 
 impl Nic {
     fn new<'a>(
         pdev: &'a pci::Device<Bound>,
-        bar: pci::DevresBar<BAR0_SIZE>,
         has_filters: bool,
         irqs: [u32; QUEUES],
     ) -> impl PinInit<Self, Error> + 'a {
         try_pin_init!(Self {
-            bar,
+            bar <- BoundResource::new(),
             split: Atomic::new(false),
             rx_ring_size: Atomic::new(RING_SIZE),
             tx_ring_size: Atomic::new(RING_SIZE),
@@ -598,15 +602,20 @@ impl Nic {
         })
     }
 
-    /// Writes register `reg`; nothing once the device is gone.
+    /// Writes register `reg`: a plain MMIO write, the BAR being mapped for
+    /// as long as the data lives.
     fn wr(&self, reg: usize, val: u32) {
-        let _ = self.bar.try_access_with(|b| b.try_write32(val, reg));
+        if let Some(bar) = self.bar.get() {
+            let _ = bar.try_write32(val, reg);
+        }
     }
 
-    /// Reads register `reg`; all ones once the device is gone.
+    /// Reads register `reg`; all ones if the device is gone (a surprise
+    /// removal reads so).
     fn rd(&self, reg: usize) -> u32 {
         self.bar
-            .try_access_with(|b| b.try_read32(reg).unwrap_or(!0))
+            .get()
+            .and_then(|b| b.try_read32(reg).ok())
             .unwrap_or(!0)
     }
 
@@ -2122,7 +2131,9 @@ impl pci::Driver for IgbRs {
             let mac = mac_address(pdev, &bar)?;
             copper_phy(pdev, &bar)?;
             let filters = has_tuple_filters(&bar);
-            let bar = bar.into_devres()?;
+            // Mapped again for the network device's data, for the bound
+            // lifetime.
+            drop(bar);
             // CAST: 4.
             let nq = QUEUES as u32;
             let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
@@ -2136,8 +2147,12 @@ impl pci::Driver for IgbRs {
                 nq,
                 nq,
                 &mac,
-                Nic::new(pdev, bar, filters, irqs),
+                Nic::new(pdev, filters, irqs),
                 |dev| {
+                    dev.data().bar.set(dev, |parent| {
+                        let pdev: &pci::Device<Bound> = parent.try_into()?;
+                        pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")
+                    })?;
                     dev.set_queue_mgmt();
                     dev.set_stat_ops();
                     dev.set_ethtool_ops();
@@ -2188,7 +2203,7 @@ impl pci::Driver for IgbRs {
         // No reset of the device behind unbind's back, nor after: the
         // watchdog and `tx_timeout` can no longer queue one.
         nic.reset_task.disable_sync();
-        if let Ok(bar) = nic.bar.access(pdev.as_ref()) {
+        if let Some(bar) = nic.bar.get() {
             reset(pdev, bar);
             hw::release_control(bar);
         }

@@ -9,9 +9,12 @@
 //! [`Device<T>`], which gives the `NetDevice` and `&T`; those the core
 //! runs under the device's instance lock (`netdev_lock`) get a
 //! [`LockedDevice<T>`], which proves it to what needs the lock (NAPI
-//! states, page pools for a queue). Dropping the registration unregisters
+//! states, page pools for a queue). The device is set up before it is
+//! registered through an [`UnregisteredDevice<T>`], whose setters are safe
+//! because no one else sees it yet. Dropping the registration unregisters
 //! the device (stopping it first if it is up), then drops `T` and frees
-//! the device.
+//! the device; the parent's unbind does so at the latest, so the parent
+//! is bound whenever `T` is alive ([`Device::parent`]).
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)
@@ -25,6 +28,7 @@ use crate::{
         Bound,
         Device as GenericDevice, //
     },
+    devres::Devres,
     error::{
         from_result,
         to_result, //
@@ -51,7 +55,11 @@ use crate::{
         LockClassKey,
     },
     time::Jiffies,
-    types::{NotThreadSafe, Opaque},
+    types::{
+        CovariantForLt,
+        NotThreadSafe,
+        Opaque, //
+    },
 };
 use core::{
     marker::{
@@ -232,7 +240,7 @@ pub trait Operations: Sized + Send + Sync + 'static {
 
     /// Prepares the device for frames of MTU `mtu` (`ndo_change_mtu`),
     /// under RTNL and the instance lock. The core checked `mtu` against
-    /// the range set with [`Device::set_mtu_range`]; [`NetDevice::mtu`]
+    /// the range set with [`UnregisteredDevice::set_mtu_range`]; [`NetDevice::mtu`]
     /// still gives the old value during the call, and the new one once it
     /// succeeds.
     fn change_mtu(_dev: &LockedDevice<Self>, _mtu: u32) -> Result {
@@ -530,8 +538,9 @@ impl ExactSizeIterator for HwAddrs<'_> {}
 pub const ETH_ALEN: usize = 6;
 
 /// Offloads of a device (`netdev_features_t`): fixed ones, which user
-/// space sees on and cannot turn off ([`Device::set_features`]), and ones
-/// it may turn off and on ([`Device::set_user_features`]).
+/// space sees on and cannot turn off ([`UnregisteredDevice::set_features`]),
+/// and ones it may turn off and on
+/// ([`UnregisteredDevice::set_user_features`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features(u64);
 
@@ -1041,7 +1050,8 @@ impl<T: QueueStats> StatsAdapter<T> {
 /// # Invariants
 ///
 /// The device was allocated by [`Registration::new`] for this `T`, whose
-/// private area holds an initialised `T`.
+/// private area holds an initialised `T`; its parent is bound while it
+/// does.
 #[repr(transparent)]
 pub struct Device<T>(NetDevice, PhantomData<T>);
 
@@ -1083,20 +1093,38 @@ impl<T> Device<T> {
         unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
     }
 
+    /// The bus device the device was registered for (its parent), bound:
+    /// a device holding a `T` is registered, or being set up or torn down
+    /// by its [`Registration`], which unregisters it and drops `T` by the
+    /// time the parent unbinds. For DMA mappings and the like, from any
+    /// callback.
+    pub fn parent(&self) -> &GenericDevice<Bound> {
+        // SAFETY: `Registration::new` set the parent to a valid device
+        // before any `Device<T>` existed; it stays valid while bound.
+        let parent: &GenericDevice =
+            unsafe { GenericDevice::from_raw((*self.0.as_raw()).dev.parent) };
+        // SAFETY: the private area holds `T` (type invariant), so the
+        // device is within its registration, which ends before the
+        // parent unbinds (devres): the parent is bound for as long as
+        // `self` is borrowed.
+        unsafe { parent.as_bound() }
+    }
+
     /// Runs `f` under RTNL and the device's instance lock, taken in that
     /// order, as the core runs [`Operations::open`] and
     /// [`Operations::stop`]: for work a driver starts itself, such as a
     /// reset from a work item. Process context, holding neither lock
     /// (they do not nest), and not from anything RTNL's holders wait for.
-    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&LockedDevice<T>) -> R) -> R {
+    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&RtnlLockedDevice<T>) -> R) -> R {
         // SAFETY: process context without RTNL, per the documentation.
         unsafe { bindings::rtnl_lock() };
         let r = {
             let _locked = self.lock();
-            // SAFETY: the instance lock is held until `_locked` drops,
-            // after `f` returns; `f` takes the reference for any lifetime,
-            // so it cannot keep it past the call.
-            f(unsafe { LockedDevice::from_device(self) })
+            // SAFETY: RTNL and the instance lock are held until `_locked`
+            // drops and RTNL is released, after `f` returns; `f` takes the
+            // reference for any lifetime, so it cannot keep it past the
+            // call.
+            f(unsafe { RtnlLockedDevice::from_device(self) })
         };
         // SAFETY: taken above.
         unsafe { bindings::rtnl_unlock() };
@@ -1174,136 +1202,6 @@ impl<T> Device<T> {
             && unsafe { bindings::__netif_subqueue_stopped(self.0.as_raw(), idx) }
     }
 
-    /// Gives the device the queue management API of `T`.
-    ///
-    /// # Safety
-    ///
-    /// The device is not registered yet (call it from the `setup` of
-    /// [`Registration::new`]).
-    pub unsafe fn set_queue_mgmt(&self)
-    where
-        T: QueueMgmt,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
-    }
-
-    /// Gives the device the per-queue counters of `T`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_stat_ops(&self)
-    where
-        T: QueueStats,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
-    }
-
-    /// Gives the device its offloads.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_features(&self, f: Features) {
-        let raw = self.0.as_raw();
-        // SAFETY: not registered, per the caller: no one reads the fields
-        // concurrently.
-        unsafe {
-            (*raw).features |= f.0;
-            (*raw).vlan_features |= f.0;
-        }
-    }
-
-    /// Gives the device offloads that user space may turn off and on
-    /// (`ethtool -K`), on to begin with: offloads the stack uses or not
-    /// packet by packet, which need no change in the device.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_user_features(&self, f: Features) {
-        let raw = self.0.as_raw();
-        // SAFETY: as for `set_features`.
-        unsafe {
-            (*raw).hw_features |= f.0;
-            (*raw).features |= f.0;
-            (*raw).vlan_features |= f.0;
-        }
-    }
-
-    /// Declares that the driver sends frags of device memory (`net_iov`s
-    /// of a devmem TX binding) by their DMA addresses
-    /// (`NETMEM_TX_DMA`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`]; and the driver maps frags with
-    /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx), which
-    /// knows `net_iov`s.
-    pub unsafe fn set_netmem_tx(&self) {
-        // SAFETY: as for `set_features`; written through a raw place, as
-        // in `set_unicast_filter`.
-        unsafe {
-            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
-                &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1,
-                // CAST: 1, into a two-bit field.
-                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
-            )
-        };
-    }
-
-    /// Sets the range of MTUs the stack may ask for, `min` to `max`
-    /// bytes; outside it, setting the MTU fails with `EINVAL` before
-    /// [`Operations::change_mtu`] runs.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_mtu_range(&self, min: u32, max: u32) {
-        // SAFETY: as for `set_features`.
-        unsafe {
-            (*self.0.as_raw()).min_mtu = min;
-            (*self.0.as_raw()).max_mtu = max;
-        }
-    }
-
-    /// Declares that [`Operations::set_rx_mode`] filters on the unicast
-    /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
-    /// mode for any address beyond the device's own.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_unicast_filter(&self) {
-        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
-        // SAFETY: as for `set_features`; the bit field is read and written
-        // through a raw place, without a reference to its group.
-        unsafe {
-            let bits = &raw mut (*self.0.as_raw()).__bindgen_anon_1.__bindgen_anon_1;
-            // CAST: a flag of the 32-bit field.
-            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
-            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
-        }
-    }
-
-    /// Gives the device the ethtool operations of `T`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Device::set_queue_mgmt`].
-    pub unsafe fn set_ethtool_ops(&self)
-    where
-        T: super::ethtool::Ops,
-    {
-        // SAFETY: not registered, per the caller: no one reads the field
-        // concurrently.
-        unsafe { (*self.0.as_raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
-    }
-
     /// The configuration receive queue `idx` gets when it next starts: the
     /// driver's defaults with what its memory provider asks
     /// (`netdev_queue_config`).
@@ -1328,20 +1226,6 @@ impl<T> Device<T> {
         // `raw` is written.
         unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
         QueueConfig::from_raw(&raw)
-    }
-
-    /// Sets how many of the transmit and receive queues allocated with
-    /// the device are in use (`netif_set_real_num_queues`).
-    ///
-    /// # Safety
-    ///
-    /// The device is not registered yet, or RTNL is held (as in
-    /// [`ethtool::Ops::set_channels`]; not in the other ethtool ops of an
-    /// ops-locked device), and the driver no longer uses the queues that
-    /// go.
-    pub unsafe fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
-        // SAFETY: a live device; RTNL per the caller.
-        to_result(unsafe { bindings::netif_set_real_num_queues(self.0.as_raw(), tx, rx) })
     }
 
     /// Whether the user set the RSS indirection table (`ethtool -X`
@@ -1407,6 +1291,254 @@ impl<T> core::ops::Deref for LockedDevice<T> {
 
     fn deref(&self) -> &Device<T> {
         &self.0
+    }
+}
+
+/// A [`LockedDevice`] whose caller also holds RTNL (`rtnl_lock`), taken
+/// before the instance lock: what [`Device::with_rtnl_locked`] and the
+/// ethtool op [`set_channels`](super::ethtool::Ops::set_channels) get, and
+/// the proof that changing the queue counts of a registered device needs
+/// ([`RtnlLockedDevice::set_real_num_queues`]).
+///
+/// Only a reference exists, for the call, and it is not `Send`: a queue
+/// count cannot change behind the back of the stack, which reads it under
+/// RTNL:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::LockedDevice;
+///
+/// fn more_queues<T>(dev: &LockedDevice<T>) {
+///     let _ = dev.set_real_num_queues(4, 4);
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// The thread that has the reference holds RTNL and the device's instance
+/// lock for as long as the reference lives.
+#[repr(transparent)]
+pub struct RtnlLockedDevice<T>(LockedDevice<T>);
+
+impl<T> RtnlLockedDevice<T> {
+    /// The device `dev`, whose instance lock and RTNL the caller holds.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds RTNL and `dev`'s instance lock for `'a`.
+    pub(crate) unsafe fn from_device<'a>(dev: &'a Device<T>) -> &'a Self {
+        // SAFETY: the instance lock is held for `'a`, per the caller.
+        let locked = unsafe { LockedDevice::from_device(dev) };
+        // SAFETY: `Self` is transparent over `LockedDevice<T>`.
+        // INVARIANT: RTNL is held for `'a` as well, per the caller.
+        unsafe { &*core::ptr::from_ref(locked).cast() }
+    }
+
+    /// Sets how many of the transmit and receive queues allocated with
+    /// the device are in use (`netif_set_real_num_queues`). The driver
+    /// must no longer use the queues that go: their packets are flushed
+    /// and their NAPI and interrupts should be quiet.
+    pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: a live device; RTNL and the instance lock are held (type
+        // invariant), as the C function asserts for a registered device.
+        to_result(unsafe { bindings::netif_set_real_num_queues(self.as_raw(), tx, rx) })
+    }
+}
+
+impl<T> core::ops::Deref for RtnlLockedDevice<T> {
+    type Target = LockedDevice<T>;
+
+    fn deref(&self) -> &LockedDevice<T> {
+        &self.0
+    }
+}
+
+/// A device [`Registration::new`] allocated for `T`, with an initialised
+/// `T`, before it registers it: what `setup` gets, to give the device its
+/// offloads, limits and ops tables. No one else sees the device yet, so
+/// every setter is safe; none exists on a registered [`Device`]:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::{
+///     Device,
+///     Features, //
+/// };
+///
+/// fn late<T>(dev: &Device<T>) {
+///     dev.set_features(Features::SG);
+/// }
+/// ```
+///
+/// An ops table comes from the trait it adapts, so a driver installs only
+/// the tables of the traits it implements:
+///
+/// ```ignore,compile_fail,E0277
+/// use kernel::net::driver::{
+///     Operations,
+///     UnregisteredDevice, //
+/// };
+///
+/// fn setup<T: Operations>(dev: &UnregisteredDevice<T>) {
+///     dev.set_queue_mgmt();
+/// }
+/// ```
+///
+/// It gives no [`Device`], so no counted reference ([`ARef`]) to a device
+/// that may yet be freed without being registered:
+///
+/// ```ignore,compile_fail,E0308
+/// use kernel::{
+///     net::driver::{
+///         Device,
+///         UnregisteredDevice, //
+///     },
+///     sync::aref::ARef,
+/// };
+///
+/// fn keep<T: Send + Sync>(dev: &UnregisteredDevice<T>) -> ARef<Device<T>> {
+///     let dev: &Device<T> = dev;
+///     dev.into()
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// The device was allocated for `T`, holds an initialised `T`, and is not
+/// registered; only the thread that has the reference, which is not
+/// `Send`, touches it.
+#[repr(transparent)]
+pub struct UnregisteredDevice<T>(Device<T>, NotThreadSafe);
+
+impl<T> UnregisteredDevice<T> {
+    /// # Safety
+    ///
+    /// `ptr` was allocated for `T`, holds an initialised `T`, is not
+    /// registered during `'a`, and only the caller's thread touches it.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: transparent over `Device<T>` (the marker is a ZST), which
+        // the caller's guarantees make valid.
+        // INVARIANT: per the caller.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn raw(&self) -> *mut bindings::net_device {
+        self.0.as_raw()
+    }
+
+    /// The driver's data.
+    pub fn data(&self) -> &T {
+        self.0.data()
+    }
+
+    /// Gives the device the queue management API of `T`
+    /// ([`QueueMgmt`]).
+    pub fn set_queue_mgmt(&self)
+    where
+        T: QueueMgmt,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).queue_mgmt_ops = QueueAdapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device the per-queue counters of `T` ([`QueueStats`]).
+    pub fn set_stat_ops(&self)
+    where
+        T: QueueStats,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device the ethtool operations of `T`
+    /// ([`ethtool::Ops`](super::ethtool::Ops)).
+    pub fn set_ethtool_ops(&self)
+    where
+        T: super::ethtool::Ops,
+    {
+        // SAFETY: not registered (type invariant): no one reads the field
+        // concurrently.
+        unsafe { (*self.raw()).ethtool_ops = super::ethtool::Adapter::<T>::OPS_REF };
+    }
+
+    /// Gives the device its offloads.
+    pub fn set_features(&self, f: Features) {
+        let raw = self.raw();
+        // SAFETY: not registered (type invariant): no one reads the fields
+        // concurrently.
+        unsafe {
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Gives the device offloads that user space may turn off and on
+    /// (`ethtool -K`), on to begin with: offloads the stack uses or not
+    /// packet by packet, which need no change in the device.
+    pub fn set_user_features(&self, f: Features) {
+        let raw = self.raw();
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*raw).hw_features |= f.0;
+            (*raw).features |= f.0;
+            (*raw).vlan_features |= f.0;
+        }
+    }
+
+    /// Declares that the driver sends frags of device memory (`net_iov`s
+    /// of a devmem TX binding) by their DMA addresses (`NETMEM_TX_DMA`).
+    ///
+    /// Safe: the stack then hands the driver packets whose frags may be
+    /// `net_iov`s, which have no page to map or read. The only ways safe
+    /// code has to a frag's memory know them:
+    /// [`SkBuff::map_for_tx`](super::skbuff::SkBuff::map_for_tx) gives
+    /// their provider's DMA address, and
+    /// [`SkBuff::copy_bits`](super::skbuff::SkBuff::copy_bits) refuses
+    /// unreadable frags.
+    pub fn set_netmem_tx(&self) {
+        // SAFETY: as for `set_features`; written through a raw place, as
+        // in `set_unicast_filter`.
+        unsafe {
+            bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
+                &raw mut (*self.raw()).__bindgen_anon_1.__bindgen_anon_1,
+                // CAST: 1, into a two-bit field.
+                bindings::netmem_tx_mode_NETMEM_TX_DMA as c_ulong,
+            )
+        };
+    }
+
+    /// Sets the range of MTUs the stack may ask for, `min` to `max`
+    /// bytes; outside it, setting the MTU fails with `EINVAL` before
+    /// [`Operations::change_mtu`] runs.
+    pub fn set_mtu_range(&self, min: u32, max: u32) {
+        // SAFETY: as for `set_features`.
+        unsafe {
+            (*self.raw()).min_mtu = min;
+            (*self.raw()).max_mtu = max;
+        }
+    }
+
+    /// Declares that [`Operations::set_rx_mode`] filters on the unicast
+    /// list (`IFF_UNICAST_FLT`): without it, the core turns on promiscuous
+    /// mode for any address beyond the device's own.
+    pub fn set_unicast_filter(&self) {
+        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
+        // SAFETY: as for `set_features`; the bit field is read and written
+        // through a raw place, without a reference to its group.
+        unsafe {
+            let bits = &raw mut (*self.raw()).__bindgen_anon_1.__bindgen_anon_1;
+            // CAST: a flag of the 32-bit field.
+            let flag = bindings::netdev_priv_flags_IFF_UNICAST_FLT as c_ulong;
+            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) | flag);
+        }
+    }
+
+    /// Sets how many of the transmit and receive queues allocated with
+    /// the device are in use (`netif_set_real_num_queues`).
+    pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: a live device, not registered (type invariant): the C
+        // function needs RTNL only for a registered one.
+        to_result(unsafe { bindings::netif_set_real_num_queues(self.raw(), tx, rx) })
     }
 }
 
@@ -1620,36 +1752,164 @@ impl<T: Operations> Adapter<T> {
     }
 }
 
-/// A registered network device with driver data `T`.
+/// A resource of the parent bus device, such as a mapped PCI BAR, kept in
+/// a network driver's data `T` for the parent's bound lifetime and used
+/// without a revocation check.
+///
+/// The parent is bound for as long as `T` is alive (see [`Registration`]),
+/// so a resource that borrows from the parent (a `pci::Bar<'bound>`) stays
+/// valid for as long as the data holding it: [`BoundResource::get`] gives
+/// it for the borrow of the data. It starts empty, in the data's
+/// initialiser, and [`BoundResource::set`] fills it once, from `setup` of
+/// [`Registration::new`], with what a function makes of the parent.
+/// Fields drop in the order they are declared: declare it after the
+/// fields whose drop may still use it (a work item that waits for its
+/// run). The function is generic over the parent's lifetime, so what it returns
+/// borrows from the parent or from nothing; a resource borrowing anything
+/// shorter-lived does not build:
+///
+/// ```ignore,compile_fail,E0597
+/// use kernel::{
+///     net::driver::{
+///         BoundResource,
+///         UnregisteredDevice, //
+///     },
+///     prelude::*,
+///     types::CovariantForLt,
+/// };
+///
+/// type Borrowed = CovariantForLt!(&'_ u32);
+///
+/// fn setup<T>(dev: &UnregisteredDevice<T>, res: &BoundResource<Borrowed>) -> Result {
+///     let local = 5;
+///     res.set(dev, |_parent| Ok(&local))
+/// }
+/// ```
 ///
 /// # Invariants
 ///
-/// `dev` was allocated for `T`, holds an initialised `T`, and is
-/// registered.
-pub struct Registration<T: Operations> {
+/// `res` is written at most once, by `set`, while the device whose private
+/// area holds `self` is not registered and only the thread setting it up
+/// has it; the value written was made from that device's parent, for a
+/// lifetime that lasts for as long as the parent is bound, and is dropped
+/// with `self`, in place.
+#[pin_data]
+pub struct BoundResource<F: CovariantForLt>
+where
+    for<'a> F::Of<'a>: Send + Sync,
+{
+    res: core::cell::UnsafeCell<Option<F::Of<'static>>>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: written once, before the data holding it is shared (type
+// invariant), then only read; the value is `Sync`.
+unsafe impl<F: CovariantForLt> Sync for BoundResource<F> where for<'a> F::Of<'a>: Send + Sync {}
+
+impl<F: CovariantForLt> BoundResource<F>
+where
+    for<'a> F::Of<'a>: Send + Sync,
+{
+    /// An empty slot, for the initialiser of a driver's data. It never
+    /// moves once made (it is not [`Unpin`]), so it is dropped with the
+    /// data it is made in.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            res: core::cell::UnsafeCell::new(None),
+            _pin: PhantomPinned,
+        })
+    }
+
+    /// Fills the slot with what `f` makes of the parent of `dev`, which
+    /// must be the device whose data holds `self`: `EINVAL` otherwise,
+    /// `EBUSY` if the slot is full already.
+    pub fn set<T>(
+        &self,
+        dev: &UnregisteredDevice<T>,
+        f: impl for<'b> FnOnce(&'b GenericDevice<Bound>) -> Result<F::Of<'b>>,
+    ) -> Result {
+        let data = core::ptr::from_ref(dev.data()).addr();
+        let me = core::ptr::from_ref(self).addr();
+        if me < data || me + size_of::<Self>() > data + size_of::<T>() {
+            return Err(EINVAL);
+        }
+        let res = core::mem::ManuallyDrop::new(f(dev.0.parent())?);
+        // SAFETY: lifetimes do not change layout; `res` is not used again.
+        // The value is valid for as long as the parent is bound, which is
+        // for as long as `self`, in the data of `dev`, lives: it is handed
+        // out only for borrows of `self` (`get`).
+        let res = unsafe { core::ptr::read(core::ptr::from_ref(&*res).cast::<F::Of<'static>>()) };
+        let slot = self.res.get();
+        // SAFETY: only the thread setting `dev` up has the data (type
+        // invariant of `UnregisteredDevice`), and no reference into the
+        // slot's value exists while it is empty.
+        unsafe {
+            if (*slot).is_some() {
+                return Err(EBUSY);
+            }
+            // INVARIANT: written once, before registration, with a value
+            // made from the parent of the device holding `self`.
+            *slot = Some(res);
+        }
+        Ok(())
+    }
+
+    /// The resource, for the borrow of the data; `None` before
+    /// [`BoundResource::set`] filled the slot.
+    pub fn get(&self) -> Option<&F::Of<'_>> {
+        // SAFETY: the slot is no longer written once full (type invariant),
+        // and a reference is handed out only then.
+        let res = unsafe { (*self.res.get()).as_ref() }?;
+        // The value lives until the parent unbinds, after `self` goes.
+        Some(F::cast_ref(res))
+    }
+}
+
+/// A registered network device with driver data `T`, for the bound bus
+/// device `'a` borrows (its parent).
+///
+/// The registration is a device resource of the parent (devres), as
+/// drm's is: dropping it unregisters the device, then drops `T` and frees
+/// the device, and the parent's unbind does so at the latest, should the
+/// registration be leaked. So the parent is bound for as long as `T` is
+/// alive, which is what lets the callbacks have it bound
+/// ([`Device::parent`]), and a bus driver keep the registration in its
+/// data for the bound lifetime (`pci::Driver::Data<'bound>`).
+///
+/// # Invariants
+///
+/// `dev` is the device `_reg` holds: allocated for `T`, with an
+/// initialised `T`, registered for `parent` until `_reg` is dropped or
+/// revoked; `_reg` is revoked only when `parent` unbinds, which ends `'a`.
+pub struct Registration<'a, T: Operations> {
+    parent: &'a GenericDevice<Bound>,
     dev: NonNull<bindings::net_device>,
-    _t: PhantomData<T>,
+    /// Unregisters the device when dropped, unless the parent's unbind
+    /// did.
+    _reg: Devres<Registered<T>>,
 }
 
 // SAFETY: the registration may be dropped on any thread (process context).
-unsafe impl<T: Operations> Send for Registration<T> {}
+unsafe impl<T: Operations> Send for Registration<'_, T> {}
 
 // SAFETY: `&Registration` only gives `&Device<T>`.
-unsafe impl<T: Operations> Sync for Registration<T> {}
+unsafe impl<T: Operations> Sync for Registration<'_, T> {}
 
-impl<T: Operations> Registration<T> {
+impl<'a, T: Operations> Registration<'a, T> {
     /// Allocates an Ethernet device with `txqs` transmit and `rxqs`
     /// receive queues and MAC address `mac` for hardware `parent`,
     /// initialises its data with `data`, and registers it
-    /// (`alloc_etherdev_mqs`, `register_netdev`). `setup` runs on the device
-    /// before registration, to set features and limits.
+    /// (`alloc_etherdev_mqs`, `register_netdev`). `setup` runs on the
+    /// device before registration, to set features, limits and ops
+    /// tables.
     pub fn new(
-        parent: &GenericDevice<Bound>,
+        parent: &'a GenericDevice<Bound>,
         txqs: u32,
         rxqs: u32,
         mac: &[u8; 6],
         data: impl PinInit<T, Error>,
-        setup: impl FnOnce(&Device<T>) -> Result,
+        setup: impl FnOnce(&UnregisteredDevice<T>) -> Result,
     ) -> Result<Self> {
         const { assert!(core::mem::align_of::<T>() <= bindings::NETDEV_ALIGN as usize) };
         let size = c_int::try_from(core::mem::size_of::<T>()).map_err(|_| EINVAL)?;
@@ -1667,8 +1927,11 @@ impl<T: Operations> Registration<T> {
         }
         // From here on, dropping `guard` drops `T` and frees the device.
         let guard = Unregistered::<T>(dev, PhantomData);
-        // SAFETY: the device is ours; `parent` outlives its registration
-        // (the driver drops the registration before unbinding).
+        // SAFETY: the device is ours. `parent` is bound now, and stays
+        // bound while `T` lives: `guard` drops it here on failure, and
+        // `_reg` below unregisters the device and drops it by the time
+        // `parent` unbinds; the core holds a reference to the parent while
+        // the device is registered.
         unsafe {
             let raw = dev.as_ptr();
             (*raw).dev.parent = parent.as_raw();
@@ -1678,22 +1941,34 @@ impl<T: Operations> Registration<T> {
             (*raw).request_ops_lock = true;
             bindings::eth_hw_addr_set(raw, mac.as_ptr());
         }
-        // SAFETY: allocated for `T` with an initialised `T`.
-        setup(unsafe { Device::from_raw(dev.as_ptr()) })?;
+        // SAFETY: allocated for `T` with an initialised `T`, registered
+        // only after `setup` returns; the reference it gets cannot leave
+        // the call, nor this thread.
+        setup(unsafe { UnregisteredDevice::from_raw(dev.as_ptr()) })?;
         // SAFETY: a fully set up device.
         to_result(unsafe { bindings::register_netdev(dev.as_ptr()) })?;
         core::mem::forget(guard);
-        // INVARIANT: registered just above.
+        // INVARIANT: registered just above; `Registered` unregisters it
+        // when dropped, which a failure here does at once.
+        let reg = Devres::new(parent, Registered::<T>(dev, PhantomData))?;
         Ok(Self {
+            parent,
             dev,
-            _t: PhantomData,
+            _reg: reg,
         })
     }
 
     /// The device.
     pub fn device(&self) -> &Device<T> {
-        // SAFETY: allocated for `T` (type invariant), alive while `self` is.
+        // SAFETY: allocated for `T` (type invariant) and registered while
+        // `self` lives: `_reg` is revoked only when `parent` unbinds, which
+        // ends `'a`, as `Devres::access` argues.
         unsafe { Device::from_raw(self.dev.as_ptr()) }
+    }
+
+    /// The bus device the device is registered for.
+    pub fn parent(&self) -> &'a GenericDevice<Bound> {
+        self.parent
     }
 
     /// A counted reference to the device, for an interrupt handler or a
@@ -1704,12 +1979,30 @@ impl<T: Operations> Registration<T> {
     }
 }
 
-impl<T: Operations> Drop for Registration<T> {
+/// A registered device allocated for `T`, holding an initialised `T`: the
+/// device resource [`Registration`] puts on the parent. Dropping it
+/// unregisters the device (stopping it first if it is up), then drops `T`
+/// and frees the device.
+///
+/// # Invariants
+///
+/// `.0` was allocated for `T`, holds an initialised `T`, and is
+/// registered.
+struct Registered<T: Operations>(NonNull<bindings::net_device>, PhantomData<T>);
+
+// SAFETY: unregistering may happen on any thread (process context); `T`
+// is `Send + Sync` (`Operations`).
+unsafe impl<T: Operations> Send for Registered<T> {}
+
+// SAFETY: `&Registered` gives nothing.
+unsafe impl<T: Operations> Sync for Registered<T> {}
+
+impl<T: Operations> Drop for Registered<T> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); stops the device first if
         // it is up.
-        unsafe { bindings::unregister_netdev(self.dev.as_ptr()) };
-        drop(Unregistered::<T>(self.dev, PhantomData));
+        unsafe { bindings::unregister_netdev(self.0.as_ptr()) };
+        drop(Unregistered::<T>(self.0, PhantomData));
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{
     error::from_result,
     net::driver::{
         Device,
-        LockedDevice, //
+        RtnlLockedDevice, //
     },
     prelude::*,
 };
@@ -57,8 +57,14 @@ impl<T: Ops> Adapter<T> {
     ) -> c_int {
         // SAFETY: per this function's contract; the core runs the ethtool
         // ops of an ops-locked device, as `Registration::new` makes every
-        // device, under its instance lock.
-        let (dev, ch) = unsafe { (LockedDevice::from_device(Device::<T>::from_raw(dev)), &*ch) };
+        // device, under its instance lock, and this one under RTNL too,
+        // which `op_needs_rtnl` asks the core to take for it.
+        let (dev, ch) = unsafe {
+            (
+                RtnlLockedDevice::from_device(Device::<T>::from_raw(dev)),
+                &*ch,
+            )
+        };
         let c = Channels {
             max_combined: ch.max_combined,
             max_other: ch.max_other,

@@ -4,7 +4,7 @@
 //!
 //! A driver implements [`Ops`] for its per-device data and installs the
 //! table before registering the device
-//! ([`Device::set_ethtool_ops`](super::driver::Device::set_ethtool_ops)).
+//! ([`UnregisteredDevice::set_ethtool_ops`](super::driver::UnregisteredDevice::set_ethtool_ops)).
 //! The link state comes from the carrier (`ethtool_op_get_link`).
 //!
 //! The trait and the table are here; the types of each group of
@@ -21,7 +21,8 @@ use crate::{
         driver::{
             Device,
             LockedDevice,
-            Operations, //
+            Operations,
+            RtnlLockedDevice, //
         },
         netlink::request::ExtAck,
     },
@@ -224,7 +225,7 @@ pub trait Ops: Operations {
     /// Called with RTNL held as well as the instance lock (the adapter
     /// asks for it: changing the real queue counts needs it), where the
     /// other ops of an ops-locked device get the instance lock only.
-    fn set_channels(_dev: &LockedDevice<Self>, _ch: &Channels) -> Result {
+    fn set_channels(_dev: &RtnlLockedDevice<Self>, _ch: &Channels) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 

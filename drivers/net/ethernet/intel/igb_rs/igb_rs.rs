@@ -38,6 +38,7 @@ use kernel::{
     net::{
         driver::{
             self,
+            BoundResource,
             Busy,
             Device,
             DeviceWork,
@@ -49,6 +50,7 @@ use kernel::{
             QueueMgmt,
             QueueStats,
             Registration,
+            RtnlLockedDevice,
             RxMode,
             RxQueueStats,
             Stats64,
@@ -479,7 +481,6 @@ impl Rss {
 #[pin_data]
 pub(crate) struct Nic {
     pdev: ARef<pci::Device>,
-    bar: pci::DevresBar<BAR0_SIZE>,
     /// Header split (`ethtool -G tcp-data-split`), applied when the
     /// receive rings start.
     split: Atomic<bool>,
@@ -544,17 +545,21 @@ pub(crate) struct Nic {
     link_changed: Atomic<bool>,
     #[pin]
     queues: [QueuePair; QUEUES],
+    /// BAR 0, mapped for as long as the driver is bound: filled before the
+    /// network device is registered, and empty only if that failed. Last,
+    /// so that it is unmapped after everything else went.
+    #[pin]
+    bar: BoundResource<pci::Bar<'static, BAR0_SIZE>>,
 }
 
 impl Nic {
     fn new<'a>(
         pdev: &'a pci::Device<Bound>,
-        bar: pci::DevresBar<BAR0_SIZE>,
         has_filters: bool,
         irqs: [u32; QUEUES],
     ) -> impl PinInit<Self, Error> + 'a {
         try_pin_init!(Self {
-            bar,
+            bar <- BoundResource::new(),
             split: Atomic::new(false),
             rx_ring_size: Atomic::new(RING_SIZE),
             tx_ring_size: Atomic::new(RING_SIZE),
@@ -592,24 +597,20 @@ impl Nic {
         })
     }
 
-    /// The PCI device, bound.
-    fn bound(&self) -> &kernel::device::Device<Bound> {
-        let dev: &kernel::device::Device = self.pdev.as_ref();
-        // SAFETY: the network device this is the data of is registered only
-        // while the driver is bound (`Probed` unregisters it on unbind), and
-        // every caller runs from one of its callbacks.
-        unsafe { dev.as_bound() }
-    }
-
-    /// Writes register `reg`; nothing once the device is gone.
+    /// Writes register `reg`: a plain MMIO write, the BAR being mapped for
+    /// as long as the data lives.
     fn wr(&self, reg: usize, val: u32) {
-        let _ = self.bar.try_access_with(|b| b.try_write32(val, reg));
+        if let Some(bar) = self.bar.get() {
+            let _ = bar.try_write32(val, reg);
+        }
     }
 
-    /// Reads register `reg`; all ones once the device is gone.
+    /// Reads register `reg`; all ones if the device is gone (a surprise
+    /// removal reads so).
     fn rd(&self, reg: usize) -> u32 {
         self.bar
-            .try_access_with(|b| b.try_read32(reg).unwrap_or(!0))
+            .get()
+            .and_then(|b| b.try_read32(reg).ok())
             .unwrap_or(!0)
     }
 
@@ -883,7 +884,7 @@ impl Nic {
         // CAST: below QUEUES.
         let idx = idx as u32;
         RxRing::new(
-            self.bound(),
+            dev.parent(),
             dev,
             idx,
             self.split.load(Relaxed),
@@ -1026,7 +1027,7 @@ impl Nic {
         let mut rings = KVec::with_capacity(QUEUES, GFP_KERNEL)?;
         if tx != self.tx_ring_size.load(Relaxed) {
             for _ in &self.queues {
-                rings.push(TxRing::new(self.bound(), tx)?, GFP_KERNEL)?;
+                rings.push(TxRing::new(dev.parent(), tx)?, GFP_KERNEL)?;
             }
         }
         let running = dev.is_running();
@@ -1225,7 +1226,7 @@ impl Operations for Nic {
             return Ok(());
         };
         let mut tx = q.tx.lock();
-        let sent = match tx.push(nic.bound(), skb) {
+        let sent = match tx.push(dev.parent(), skb) {
             Ok(sent) => sent,
             Err(e) => {
                 // Frames queued before, told `xmit_more`, wait for a tail
@@ -1616,7 +1617,7 @@ impl ethtool::Ops for Nic {
         }
     }
 
-    fn set_channels(dev: &LockedDevice<Self>, ch: &ethtool::Channels) -> Result {
+    fn set_channels(dev: &RtnlLockedDevice<Self>, ch: &ethtool::Channels) -> Result {
         let nic = dev.data();
         // CAST: u32 to usize is lossless on Linux.
         let n = ch.combined_count as usize;
@@ -1634,10 +1635,8 @@ impl ethtool::Ops for Nic {
         let use_pairs = |n: usize| -> Result {
             // CAST: at most QUEUES.
             let count = n as u32;
-            // SAFETY: the core holds RTNL around `set_channels` (the
-            // ethtool adapter asks for it); the device is down, so no
-            // queue is in use.
-            unsafe { dev.set_real_num_queues(count, count)? };
+            // The device is down: no queue is in use.
+            dev.set_real_num_queues(count, count)?;
             nic.active.store(n, Relaxed);
             if !dev.rxfh_configured() {
                 nic.rss.lock().spread(n);
@@ -1984,7 +1983,7 @@ struct Probed<'bound> {
     #[pin]
     irq_other: irq::Registration<'bound, OtherIrq>,
     vectors: pci::IrqVectorRegistration<'bound>,
-    netdev: Registration<Nic>,
+    netdev: Registration<'bound, Nic>,
 }
 
 /// The names of the queue pairs' interrupts.
@@ -2132,7 +2131,9 @@ impl pci::Driver for IgbRs {
             let mac = mac_address(pdev, &bar)?;
             copper_phy(pdev, &bar)?;
             let filters = has_tuple_filters(&bar);
-            let bar = bar.into_devres()?;
+            // Mapped again for the network device's data, for the bound
+            // lifetime.
+            drop(bar);
             // CAST: 4.
             let nq = QUEUES as u32;
             let irq_types = pci::IrqTypes::default().with(pci::IrqType::MsiX);
@@ -2146,31 +2147,31 @@ impl pci::Driver for IgbRs {
                 nq,
                 nq,
                 &mac,
-                Nic::new(pdev, bar, filters, irqs),
+                Nic::new(pdev, filters, irqs),
                 |dev| {
-                    // SAFETY: the device is not registered yet; frames are
-                    // mapped with `SkBuff::map_for_tx`.
-                    unsafe {
-                        dev.set_queue_mgmt();
-                        dev.set_stat_ops();
-                        dev.set_ethtool_ops();
-                        dev.set_features(
-                            Features::SG
-                                | Features::IP_CSUM
-                                | Features::IPV6_CSUM
-                                | Features::RXCSUM
-                                | Features::RXHASH
-                                | Features::NTUPLE,
-                        );
-                        dev.set_user_features(Features::TSO | Features::TSO6);
-                        dev.set_netmem_tx();
-                        dev.set_unicast_filter();
-                        dev.set_mtu_range(MIN_MTU, MAX_MTU);
-                        // CAST: 2.
-                        let n = DEFAULT_QUEUES as u32;
-                        dev.set_real_num_queues(n, n)?;
-                    }
-                    Ok(())
+                    dev.data().bar.set(dev, |parent| {
+                        let pdev: &pci::Device<Bound> = parent.try_into()?;
+                        pdev.iomap_region_sized::<BAR0_SIZE>(0, c"igb_rs")
+                    })?;
+                    dev.set_queue_mgmt();
+                    dev.set_stat_ops();
+                    dev.set_ethtool_ops();
+                    dev.set_features(
+                        Features::SG
+                            | Features::IP_CSUM
+                            | Features::IPV6_CSUM
+                            | Features::RXCSUM
+                            | Features::RXHASH
+                            | Features::NTUPLE,
+                    );
+                    dev.set_user_features(Features::TSO | Features::TSO6);
+                    // Frames are mapped with `SkBuff::map_for_tx`.
+                    dev.set_netmem_tx();
+                    dev.set_unicast_filter();
+                    dev.set_mtu_range(MIN_MTU, MAX_MTU);
+                    // CAST: 2.
+                    let n = DEFAULT_QUEUES as u32;
+                    dev.set_real_num_queues(n, n)
                 },
             )?;
             // Resets may be queued from now (`tx_timeout`, the watchdog)
@@ -2202,7 +2203,7 @@ impl pci::Driver for IgbRs {
         // No reset of the device behind unbind's back, nor after: the
         // watchdog and `tx_timeout` can no longer queue one.
         nic.reset_task.disable_sync();
-        if let Ok(bar) = nic.bar.access(pdev.as_ref()) {
+        if let Some(bar) = nic.bar.get() {
             reset(pdev, bar);
             hw::release_control(bar);
         }

@@ -18,12 +18,15 @@ mod irq;
 #[cfg(CONFIG_KUNIT = "y")]
 mod model;
 mod probe;
+mod queue;
 mod regs;
 mod ring;
+mod rss;
 mod steer;
+mod watchdog;
 
 use kernel::{
-    dev_dbg, dev_err, dev_info,
+    dev_dbg, dev_err,
     device::Bound,
     io::Io,
     net::{
@@ -33,26 +36,17 @@ use kernel::{
             Busy,
             Device,
             DeviceWork,
-            DeviceWorkItem,
             LockedDevice,
             Operations,
             QueueConfig,
             QueueMgmt,
-            QueueStats,
             RtnlLockedDevice,
             RxMode,
-            RxQueueStats,
             Stats64,
-            TxQueue,
-            TxQueueStats, //
+            TxQueue, //
             ETH_ALEN,
         },
         ethtool,
-        napi::{
-            Napi,
-            NapiPoll,
-            Poll, //
-        },
         netlink::request::ExtAck,
         skbuff::{
             DropReason,
@@ -73,12 +67,12 @@ use kernel::{
     },
     time::{
         delay::fsleep,
-        msecs_to_jiffies,
         Delta,
         Instant,
         Monotonic, //
     },
 };
+use queue::QueuePair;
 use regs::*;
 use ring::{
     RxRing,
@@ -87,6 +81,15 @@ use ring::{
     DESC_SIZE,
     RING_MAX,
     RING_SIZE, //
+};
+use rss::{
+    Rss,
+    RETA_SIZE,
+    RSS_KEY_SIZE, //
+};
+use watchdog::{
+    RESET_TASK,
+    WATCHDOG, //
 };
 
 kernel::module_pci_driver! {
@@ -132,228 +135,6 @@ const MIN_MTU: u32 = 68;
 /// one VLAN tag and the FCS around the payload.
 const fn max_frame(mtu: u32) -> u32 {
     mtu + 14 + 4 + 4
-}
-
-/// One queue pair: rings, NAPI, counters.
-#[pin_data]
-pub(crate) struct QueuePair {
-    idx: usize,
-    /// The Linux interrupt number of the pair's MSI-X vector.
-    irq: u32,
-    #[pin]
-    napi: Napi<QueuePair>,
-    /// The receive ring; `None` while the device is down, or the queue
-    /// stopped for a restart. Taken by the NAPI poll (softirq) and by
-    /// process context (open, stop, queue restart): bottom halves are off
-    /// while it is held. A ring is never dropped under the lock, as its
-    /// page pools sleep on the way out: [`QueuePair::take_rx`] and
-    /// [`QueuePair::put_rx`] hand rings in and out.
-    #[pin]
-    rx: SpinLockBh<Option<RxRing>>,
-    /// The transmit ring: taken by `start_xmit` and the NAPI poll (bottom
-    /// halves off) and by process context (open, stop, ring resize).
-    #[pin]
-    tx: SpinLockBh<TxRing>,
-    rx_packets: Atomic<u64>,
-    rx_bytes: Atomic<u64>,
-    rx_dropped: Atomic<u64>,
-    /// Times refilling the ring found a page pool empty.
-    rx_alloc_fail: Atomic<u64>,
-    tx_packets: Atomic<u64>,
-    tx_bytes: Atomic<u64>,
-    tx_dropped: Atomic<u64>,
-    /// Times the ring filled up and stopped the transmit queue.
-    tx_stops: Atomic<u64>,
-    /// Times completions woke it again.
-    tx_wakes: Atomic<u64>,
-    /// Frames the device segmented, their bytes, and the segments'.
-    tso_packets: Atomic<u64>,
-    tso_bytes: Atomic<u64>,
-    tso_wire_packets: Atomic<u64>,
-    tso_wire_bytes: Atomic<u64>,
-}
-
-impl QueuePair {
-    fn new(
-        dev: &kernel::device::Device<Bound>,
-        idx: usize,
-        irq: u32,
-    ) -> impl PinInit<Self, Error> + '_ {
-        try_pin_init!(Self {
-            idx,
-            irq,
-            napi <- Napi::new(),
-            rx <- new_spinlock_bh!(None),
-            tx <- new_spinlock_bh!(TxRing::new(dev, RING_SIZE)?),
-            rx_packets: Atomic::new(0),
-            rx_bytes: Atomic::new(0),
-            rx_dropped: Atomic::new(0),
-            rx_alloc_fail: Atomic::new(0),
-            tx_packets: Atomic::new(0),
-            tx_bytes: Atomic::new(0),
-            tx_dropped: Atomic::new(0),
-            tx_stops: Atomic::new(0),
-            tx_wakes: Atomic::new(0),
-            tso_packets: Atomic::new(0),
-            tso_bytes: Atomic::new(0),
-            tso_wire_packets: Atomic::new(0),
-            tso_wire_bytes: Atomic::new(0),
-        })
-    }
-
-    /// The MSI-X vector of the pair, and its bit in EIMS/EIMC.
-    fn vector(&self) -> u32 {
-        // CAST: below QUEUES.
-        self.idx as u32 + 1
-    }
-
-    fn eims(&self) -> u32 {
-        1 << self.vector()
-    }
-
-    /// The pair's receive counters, with the frames its queue dropped for
-    /// lack of descriptors (`overruns`, the device's count).
-    fn rx_stats(&self, overruns: u64) -> RxQueueStats {
-        RxQueueStats {
-            packets: Some(self.rx_packets.load(Relaxed)),
-            bytes: Some(self.rx_bytes.load(Relaxed)),
-            hw_drops: Some(self.rx_dropped.load(Relaxed) + overruns),
-            hw_drop_overruns: Some(overruns),
-            alloc_fail: Some(self.rx_alloc_fail.load(Relaxed)),
-            ..Default::default()
-        }
-    }
-
-    /// The pair's transmit counters.
-    fn tx_stats(&self) -> TxQueueStats {
-        TxQueueStats {
-            packets: Some(self.tx_packets.load(Relaxed)),
-            bytes: Some(self.tx_bytes.load(Relaxed)),
-            hw_drops: Some(self.tx_dropped.load(Relaxed)),
-            stop: Some(self.tx_stops.load(Relaxed)),
-            wake: Some(self.tx_wakes.load(Relaxed)),
-            hw_gso_packets: Some(self.tso_packets.load(Relaxed)),
-            hw_gso_bytes: Some(self.tso_bytes.load(Relaxed)),
-            hw_gso_wire_packets: Some(self.tso_wire_packets.load(Relaxed)),
-            hw_gso_wire_bytes: Some(self.tso_wire_bytes.load(Relaxed)),
-            ..Default::default()
-        }
-    }
-
-    /// Takes the receive ring out, now that the queue does no DMA (`off`,
-    /// which must be the pair's). The guard is gone when this returns, so
-    /// the caller may drop the ring, which sleeps (page pools).
-    fn take_rx(&self, off: hw::RxOff) -> Option<RxRing> {
-        if off.queue() != self.idx {
-            return None;
-        }
-        let mut rx = self.rx.lock();
-        rx.take()
-    }
-
-    /// Empties the transmit ring, now that the queue does no DMA (`off`,
-    /// which must be the pair's): frames not sent are freed.
-    fn reset_tx(&self, off: hw::TxOff) {
-        if off.queue() == self.idx {
-            self.tx.lock().reset();
-        }
-    }
-
-    /// Puts `ring` in as the receive ring and returns the one it replaces,
-    /// to be dropped by the caller outside the lock.
-    #[must_use = "the old ring must be dropped outside the lock"]
-    fn put_rx(&self, ring: RxRing) -> Option<RxRing> {
-        let mut rx = self.rx.lock();
-        rx.replace(ring)
-    }
-
-    /// The pair's transmit queue, as the stack numbers it.
-    fn txq(&self) -> u16 {
-        // CAST: below QUEUES.
-        self.idx as u16
-    }
-
-    /// Frees what the device sent off `tx`, the pair's ring, and tells
-    /// byte queue limits: from the pair's poll `napi` at once, with what
-    /// was freed before outside it; from `start_xmit` or the watchdog (no
-    /// `napi`) through the poll, scheduled here, which alone tells a
-    /// queue's completions. Returns whether frames were freed: from the
-    /// poll, by it or outside it since its last run, so that the poll
-    /// wakes a queue stopped for room that the watchdog made.
-    fn complete_tx(&self, tx: &mut TxRing, napi: Option<&NapiPoll<'_, Self>>) -> bool {
-        let (frames, bytes) = tx.clean(napi);
-        match napi {
-            Some(napi) => {
-                let (f, b) = tx.take_unreported();
-                let (f, b) = (f.wrapping_add(frames), b.wrapping_add(bytes));
-                if f > 0 {
-                    napi.tx_completed(f, b);
-                }
-                f > 0
-            }
-            None if frames > 0 => {
-                tx.defer_completions(frames, bytes);
-                self.napi.schedule();
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
-        let mut tx = self.tx.lock();
-        if self.complete_tx(&mut tx, Some(napi))
-            && dev.queue_stopped(self.txq())
-            && tx.unused() >= ring::TX_FRAME_MAX
-        {
-            dev.wake_queue(self.txq());
-            self.tx_wakes.add(1, Relaxed);
-        }
-    }
-}
-
-impl Poll for QueuePair {
-    type Data = Nic;
-
-    fn poll(this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
-        let dev = napi.dev();
-        let nic = dev.data();
-        let budget = napi.budget();
-        this.clean_tx(dev, &napi);
-        let Some(mut rx) = napi.rx() else {
-            // Netpoll, for transmit completions only: the ring and its
-            // pools are left to the next poll with a budget.
-            return 0;
-        };
-        let learn = |frame: &[u8], hash: u32| nic.learn_syn(frame, hash);
-        let watch: Option<ring::SynWatch<'_>> = if nic.learning.load(Relaxed) {
-            Some(&learn)
-        } else {
-            None
-        };
-        let (done, tail) = match &mut *this.rx.lock() {
-            Some(ring) => ring.poll(&mut rx, budget, watch),
-            None => Default::default(),
-        };
-        if let Some(tail) = tail {
-            nic.wr(rxq(this.idx) + Q_TAIL, tail);
-        }
-        this.rx_packets.add(done.packets, Relaxed);
-        this.rx_bytes.add(done.bytes, Relaxed);
-        this.rx_dropped.add(done.dropped, Relaxed);
-        this.rx_alloc_fail.add(done.alloc_fail, Relaxed);
-        if done.starved {
-            // No buffer to receive into, so no interrupt will come: poll
-            // until the pool has memory again.
-            return budget;
-        }
-        // CAST: at most `budget`.
-        let work = done.packets as i32 + done.dropped as i32;
-        if work < budget && napi.complete_done(work) {
-            nic.wr(EIMS, this.eims());
-        }
-        work.min(budget)
-    }
 }
 
 /// RCTL bits of the receive filters: unicast and multicast promiscuous.
@@ -407,62 +188,6 @@ fn mta_bit(a: &[u8; ETH_ALEN]) -> (usize, u32) {
     let h = (u32::from(a[4]) >> 4) | (u32::from(a[5]) << 4);
     // CAST: 7 bits.
     (((h >> 5) & 0x7f) as usize, h & 0x1f)
-}
-
-/// Entries of the RSS indirection table.
-const RETA_SIZE: usize = 128;
-/// Bytes of the RSS hash key.
-const RSS_KEY_SIZE: usize = 40;
-
-/// The RSS configuration: which queue each hash bucket goes to, and the
-/// Toeplitz key; and the flow steering rules, which take buckets over.
-pub(crate) struct Rss {
-    reta: [u8; RETA_SIZE],
-    key: [u8; RSS_KEY_SIZE],
-    fields: hash::Fields,
-    steer: steer::Steering,
-}
-
-impl Rss {
-    /// The system's key, buckets spread evenly over the queue pairs in
-    /// use; five-tuple filters if the device `has_filters`.
-    /// Made in place: the table, the key and the flow rules (about 1 KiB)
-    /// stay off the stack.
-    fn new(has_filters: bool) -> impl Init<Self> {
-        init!(Self {
-            reta: [0; RETA_SIZE],
-            key: [0; RSS_KEY_SIZE],
-            fields: hash::Fields::TCP_ONLY,
-            steer: steer::Steering::new(has_filters),
-        })
-        .chain(|rss| {
-            kernel::net::driver::rss_key_fill(&mut rss.key);
-            rss.spread(DEFAULT_QUEUES);
-            Ok(())
-        })
-    }
-
-    /// Spreads the buckets evenly over `n` queue pairs.
-    fn spread(&mut self, n: usize) {
-        for (i, e) in self.reta.iter_mut().enumerate() {
-            // CAST: below QUEUES.
-            *e = (i % n.max(1)) as u8;
-        }
-    }
-
-    /// The four entries of RETA register `g`: the table's, or a rule's.
-    fn reta_reg(&self, g: usize) -> u32 {
-        let mut v = [0u8; 4];
-        for (k, e) in v.iter_mut().enumerate() {
-            let b = 4 * g + k;
-            *e = match self.steer.queue_of(b) {
-                // CAST: the rule's queue was checked against QUEUES.
-                Some(q) => q as u8,
-                None => self.reta.get(b).copied().unwrap_or(0),
-            };
-        }
-        u32::from_le_bytes(v)
-    }
 }
 
 /// The per-device data of the network device: register access and the
@@ -659,47 +384,6 @@ impl Nic {
         fc
     }
 
-    /// Whether a transmit ring of a pair in use holds frames the device
-    /// has not sent (or the driver not yet cleaned).
-    fn tx_pending(&self) -> bool {
-        self.active().iter().any(|q| {
-            let tx = q.tx.lock();
-            tx.unused() + 1 < tx.len()
-        })
-    }
-
-    /// The first pair in use whose transmit ring is hung: frames pending,
-    /// none sent for the timeout, the link not paused by the partner (see
-    /// [`hw::TxHangCheck`]). Each ring frees what the device sent first,
-    /// so that frames sent but not yet cleaned (a poll not run yet) do not
-    /// count; their completions go to byte queue limits from the pair's
-    /// poll, which this schedules. `status` is STATUS as read now.
-    fn hung_tx(&self, status: u32) -> Option<&QueuePair> {
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
-        self.active().iter().find(|q| {
-            let mut tx = q.tx.lock();
-            q.complete_tx(&mut tx, None);
-            tx.hung(status, now)
-        })
-    }
-
-    /// Starts the watchdog, at once: the end of `open`, under the instance
-    /// lock.
-    fn watchdog_start(&self, dev: &Device<Nic>) {
-        if !self.watchdog_on.xchg(true, Relaxed) {
-            self.watchdog.enable();
-        }
-        self.watchdog.schedule(dev, 0, true);
-    }
-
-    /// Stops the watchdog and waits for a run in progress: the start of
-    /// `stop`, under the instance lock, which the watchdog never takes.
-    fn watchdog_stop(&self) {
-        if self.watchdog_on.xchg(false, Relaxed) {
-            self.watchdog.disable_sync();
-        }
-    }
-
     /// Gives the vectors of the pairs in use an interval of `usecs`
     /// between interrupts.
     fn set_itr(&self, usecs: u32) {
@@ -710,30 +394,6 @@ impl Nic {
     fn active(&self) -> &[QueuePair] {
         let n = self.active.load(Relaxed);
         self.queues.get(..n).unwrap_or(&self.queues)
-    }
-
-    /// Spreads flows over the queue pairs by their Toeplitz hash, as the
-    /// RSS configuration says, and brings the five-tuple filters to what
-    /// the steering rules want. Register writes only (no wait), under the
-    /// RSS lock: two rule changes cannot interleave their filter writes.
-    fn configure_rss(&self) {
-        let mut rss = self.rss.lock();
-        // Only the filters that changed, without a gap for a flow steered
-        // before and after (steer.rs); before the table, so that a rule
-        // moving from an RSS bucket to a filter has the filter on before
-        // its bucket goes back to the table's queue.
-        rss.steer.program(self);
-        for (i, k) in rss.key.chunks_exact(4).enumerate() {
-            self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
-        }
-        for g in 0..RETA_SIZE / 4 {
-            self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
-        self.learning.store(rss.steer.learns(), Relaxed);
-        let mrqc = rss.fields.mrqc();
-        drop(rss);
-        self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
-        self.wr(MRQC, mrqc);
     }
 
     /// Programs MSI-X routing, the rings and the receive and transmit
@@ -956,19 +616,6 @@ impl Nic {
         let bits = if upe { RCTL_UPE } else { 0 } | if mpe { RCTL_MPE } else { 0 };
         filters.rctl = (filters.rctl & !RCTL_FILTERS) | bits;
         self.wr(RCTL, filters.rctl);
-    }
-
-    /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
-    /// rule learns from it, its bucket now goes to the rule's queue.
-    fn learn_syn(&self, frame: &[u8], hash: u32) {
-        let Some(t) = steer::syn_tuple(frame) else {
-            return;
-        };
-        let mut rss = self.rss.lock();
-        if let Some(b) = rss.steer.learn(&t, hash) {
-            let g = b / 4;
-            self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
     }
 
     /// Descriptors per receive and per transmit ring.
@@ -1623,266 +1270,5 @@ impl ethtool::Ops for Nic {
             }
         }
         set
-    }
-}
-
-#[vtable]
-impl QueueMgmt for Nic {
-    type RxQueueMem = RxRing;
-
-    const RX_PAGE_SIZE: bool = true;
-
-    fn default_config(_dev: &Device<Self>) -> QueueConfig {
-        QueueConfig {
-            // CAST: a page fits a u32.
-            rx_page_size: kernel::page::PAGE_SIZE as u32,
-        }
-    }
-
-    fn validate_config(_dev: &Device<Self>, cfg: &QueueConfig, extack: &ExtAck<'_>) -> Result {
-        if ring::rx_buf_size(cfg).is_none() {
-            extack.set_msg(c"igb_rs: rx-page-size must be a power of 2 from PAGE_SIZE to 16 KiB");
-            return Err(EINVAL);
-        }
-        Ok(())
-    }
-
-    fn rx_mem_alloc(dev: &LockedDevice<Self>, cfg: &QueueConfig, idx: u32) -> Result<RxRing> {
-        let nic = dev.data();
-        let q = nic.queue(idx)?;
-        nic.new_rx_ring(dev, q.idx, cfg)
-    }
-
-    fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<RxRing> {
-        let nic = dev.data();
-        let q = nic.queue(idx)?;
-        // The queues restart while the device is up, their NAPIs added.
-        let napi = q.napi.added().ok_or(EINVAL)?;
-        // NAPI first: no tail write races with the stop.
-        napi.disable(dev);
-        // Unlike the C igb, which resets the whole device, one queue stops
-        // here while the others run: the ring may go only once the queue's
-        // ENABLE bit reads 0 (the device can finish a descriptor fetch or
-        // a write-back after the bit is cleared). If it never does, the
-        // restart is refused and the queue keeps its ring: the core then
-        // leaves the queue as it was.
-        let ring = match hw::rx_stop(nic, q.idx) {
-            Ok(off) => q.take_rx(off).ok_or(EINVAL),
-            Err(hw::Stuck) => {
-                dev_err!(nic.pdev, "receive queue {} did not stop\n", q.idx);
-                nic.wr(rxq(q.idx) + Q_DCTL, RXDCTL_VALUE);
-                Err(EBUSY)
-            }
-        };
-        match ring {
-            Ok(mut r) => {
-                // The core frees the ring after the queue restarts, with
-                // the NAPI running: the pool comes back from the NAPI,
-                // disabled just above. Should that fail, it stays with the
-                // NAPI, which destroys it when removed.
-                let _ = r.detach_napi(napi, dev);
-                Ok(r)
-            }
-            Err(e) => {
-                napi.enable(dev);
-                // What came while NAPI was off, as in `rx_start`.
-                q.napi.schedule();
-                Err(e)
-            }
-        }
-    }
-
-    fn rx_start(
-        dev: &LockedDevice<Self>,
-        mut ring: RxRing,
-        idx: u32,
-    ) -> Result<(), (Error, RxRing)> {
-        let nic = dev.data();
-        let Some((q, napi)) = nic.queue(idx).ok().and_then(|q| Some((q, q.napi.added()?))) else {
-            return Err((EINVAL, ring));
-        };
-        // The queue is off (`rx_stop`); `start_rx` programs it while it is,
-        // enables it, waits until it runs, and only then gives it the
-        // descriptors.
-        let setup = match nic.rx_setup(&mut ring) {
-            Ok(setup) => setup,
-            Err(e) => return Err((e, ring)),
-        };
-        if let Err(e) = nic.start_rx(q.idx, setup) {
-            if e == hw::StartError::Stuck {
-                // The queue may use the ring: it goes back to the core
-                // only once the device is reset.
-                let _ = nic.stuck_reset();
-            }
-            return Err((e.into(), ring));
-        }
-        // The queue's NAPI is disabled (`rx_stop`) until just below: it
-        // takes the ring's pool, which its poll alone allocates from.
-        if let Err(e) = ring.attach_napi(napi, dev) {
-            return Err((e, ring));
-        }
-        // The queue was stopped: there is no old ring.
-        drop(q.put_rx(ring));
-        napi.enable(dev);
-        // The vector may have fired while NAPI was off: the handler masked
-        // it and its schedule was dropped. One poll takes what came
-        // meanwhile and unmasks the vector when it completes.
-        q.napi.schedule();
-        Ok(())
-    }
-}
-
-impl QueueStats for Nic {
-    fn rx_queue_stats(dev: &Device<Self>, idx: u32) -> RxQueueStats {
-        let nic = dev.data();
-        nic.read_drops();
-        nic.queue(idx).map_or_else(
-            |_| RxQueueStats::default(),
-            |q| q.rx_stats(nic.drops.queue(q.idx)),
-        )
-    }
-
-    fn tx_queue_stats(dev: &Device<Self>, idx: u32) -> TxQueueStats {
-        dev.data()
-            .queue(idx)
-            .map_or_else(|_| TxQueueStats::default(), QueuePair::tx_stats)
-    }
-
-    fn base_stats(dev: &Device<Self>) -> (RxQueueStats, TxQueueStats) {
-        // What the pairs out of use counted while they were in use; zero
-        // otherwise, which says which counters there are.
-        let nic = dev.data();
-        let mut rx = RxQueueStats {
-            packets: Some(0),
-            bytes: Some(0),
-            hw_drops: Some(0),
-            hw_drop_overruns: Some(0),
-            alloc_fail: Some(0),
-            ..Default::default()
-        };
-        let mut tx = TxQueueStats {
-            packets: Some(0),
-            bytes: Some(0),
-            hw_drops: Some(0),
-            stop: Some(0),
-            wake: Some(0),
-            hw_gso_packets: Some(0),
-            hw_gso_bytes: Some(0),
-            hw_gso_wire_packets: Some(0),
-            hw_gso_wire_bytes: Some(0),
-            ..Default::default()
-        };
-        for q in nic.queues.get(nic.active().len()..).unwrap_or(&[]) {
-            rx.add(&q.rx_stats(nic.drops.queue(q.idx)));
-            tx.add(&q.tx_stats());
-        }
-        (rx, tx)
-    }
-}
-
-/// The watchdog's work item.
-const WATCHDOG: u64 = 0;
-/// The reset's.
-const RESET_TASK: u64 = 1;
-/// How often the watchdog runs without a link change, ms (C: 2 s).
-const WATCHDOG_PERIOD_MS: u32 = 2000;
-
-// Locks and work items. Instance lock (the core's, around the ops) ->
-// `Nic::phy` -> a pair's ring locks. The watchdog never takes the instance
-// lock: `stop` waits for it under that lock. The reset task takes the
-// instance lock, so nothing waits for it under that lock; unbind, which
-// does not hold it, disables it before the device goes.
-impl DeviceWorkItem<WATCHDOG> for Nic {
-    fn run(dev: &Device<Nic>) {
-        let nic = dev.data();
-        let status = nic.rd(STATUS);
-        if status == !0 {
-            // The device is gone.
-            return;
-        }
-        let link = status & STATUS_LU != 0;
-        let had_carrier = dev.carrier_ok();
-        let changed = nic.link_changed.xchg(false, Relaxed);
-        if link && had_carrier && changed {
-            // Down and up again since the last run: a new negotiation.
-            nic.link_up_fc();
-        } else if link && !had_carrier {
-            let (speed, full) = hw::link_speed_duplex(status);
-            let fc = nic.link_up_fc();
-            dev_info!(
-                nic.pdev,
-                "link up, {} Mb/s, {} duplex, flow control: {}\n",
-                speed,
-                if full { "full" } else { "half" },
-                match (fc.rx, fc.tx) {
-                    (true, true) => "rx/tx",
-                    (true, false) => "rx",
-                    (false, true) => "tx",
-                    (false, false) => "none",
-                }
-            );
-            dev.carrier_on();
-        } else if !link && had_carrier {
-            dev_info!(nic.pdev, "link down\n");
-            dev.carrier_off();
-        }
-        // The counters clear when read: often enough that none wraps.
-        nic.read_drops();
-        // Frames queued before the link went are never sent (the device
-        // stops sending without a link) and hold their buffers: reset to
-        // free them, as C does. A watchdog period after the carrier went,
-        // not at once, so that what the device sent just before is cleaned
-        // first (QEMU's model sends without a link).
-        if !link && !had_carrier && nic.tx_pending() {
-            nic.tx_timeouts.add(1, Relaxed);
-            dev_err!(nic.pdev, "transmit work left with the link down: reset\n");
-            // The reset's `open` starts the watchdog again.
-            nic.reset_task.schedule(dev, 0, false);
-            return;
-        }
-        // With the link up, a ring the device stopped sending from: its
-        // queue stops taking frames, and the device is reset, as C does
-        // (which stops the queue and leaves the reset to the core's
-        // transmit timeout, seconds later). The reset's `open` wakes the
-        // queue.
-        if let Some(q) = link.then(|| nic.hung_tx(status)).flatten() {
-            let tq = txq(q.idx);
-            dev_err!(
-                nic.pdev,
-                "transmit queue {} hung (head {:#x}, tail {:#x}): reset\n",
-                q.idx,
-                nic.rd(tq + Q_HEAD),
-                nic.rd(tq + Q_TAIL)
-            );
-            dev.stop_queue(q.txq());
-            nic.tx_timeouts.add(1, Relaxed);
-            nic.reset_task.schedule(dev, 0, false);
-            return;
-        }
-        nic.watchdog
-            .schedule(dev, msecs_to_jiffies(WATCHDOG_PERIOD_MS), false);
-    }
-}
-
-impl DeviceWorkItem<RESET_TASK> for Nic {
-    fn run(dev: &Device<Nic>) {
-        let nic = dev.data();
-        // Under the locks the core holds around `open` and `stop` (unbind,
-        // which waits for this work, holds neither). Down and up: every
-        // queue stopped (or the device reset), the rings emptied and
-        // refilled.
-        let reset = dev.with_rtnl_locked(|dev| {
-            if !dev.is_running() {
-                return Ok(());
-            }
-            <Nic as Operations>::stop(dev).and_then(|()| <Nic as Operations>::open(dev))
-        });
-        if let Err(e) = reset {
-            dev_err!(
-                nic.pdev,
-                "reset failed ({:?}): bring the interface down and up\n",
-                e
-            );
-        }
     }
 }

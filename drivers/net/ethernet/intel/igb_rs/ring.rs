@@ -21,7 +21,10 @@
 //! that, its buffers go back to their pools and the reason decides how it
 //! is counted. No skb is left to be dropped implicitly, rings included.
 
-use super::regs::*;
+use super::{
+    queue::QueuePair,
+    regs::*, //
+};
 use kernel::{
     device::{
         Bound,
@@ -380,7 +383,7 @@ impl RxRing {
     /// pool's cache. Sleeps.
     pub(crate) fn attach_napi(
         &mut self,
-        napi: &Added<super::QueuePair>,
+        napi: &Added<QueuePair>,
         dev: &LockedDevice<super::Nic>,
     ) -> Result {
         let Some(pool) = self.pool.take() else {
@@ -404,7 +407,7 @@ impl RxRing {
     /// queue restart). Sleeps.
     pub(crate) fn detach_napi(
         &mut self,
-        napi: &Added<super::QueuePair>,
+        napi: &Added<QueuePair>,
         dev: &LockedDevice<super::Nic>,
     ) -> Result {
         let Some(id) = self.napi_pool else {
@@ -509,7 +512,7 @@ impl RxRing {
     /// the reason returned, its skb freed if it had one.
     fn build_split(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -548,7 +551,7 @@ impl RxRing {
     /// `build_split`.
     fn build_whole(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -587,7 +590,7 @@ impl RxRing {
     /// `headroom` bytes into `buf`, around it.
     fn build_in_place(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -643,7 +646,7 @@ impl RxRing {
     /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
-        napi: &mut NapiRx<'_, super::QueuePair>,
+        napi: &mut NapiRx<'_, QueuePair>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -732,7 +735,7 @@ impl RxRing {
     /// header split) and the payload length in the descriptor.
     fn build_first(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
         st: u64,
@@ -1088,7 +1091,7 @@ impl TxRing {
     /// Frees the frames the device sent, into the NAPI caches from the
     /// queue's poll `napi`, as any context frees them without; returns how
     /// many, and their bytes.
-    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, super::QueuePair>>) -> (u32, u32) {
+    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, QueuePair>>) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;

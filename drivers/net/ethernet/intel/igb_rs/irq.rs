@@ -6,8 +6,8 @@
 
 use crate::{
     hw,
-    regs::*,
-    Nic, //
+    netdev::Nic,
+    regs::*, //
 };
 use kernel::{
     dev_err,

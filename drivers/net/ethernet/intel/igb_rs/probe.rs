@@ -10,10 +10,10 @@ use crate::{
         OtherIrq,
         QueueIrq, //
     },
+    netdev::Nic,
     regs::*,
     steer,
     IgbRs,
-    Nic,
     DEFAULT_QUEUES,
     MAX_MTU,
     MIN_MTU,

@@ -7,6 +7,7 @@
 
 use crate::{
     hw,
+    netdev::Nic,
     regs::*,
     ring::{
         self,
@@ -14,7 +15,6 @@ use crate::{
         TxRing,
         RING_SIZE, //
     },
-    Nic, //
 };
 use kernel::{
     dev_err,

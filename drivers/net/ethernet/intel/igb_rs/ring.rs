@@ -22,6 +22,7 @@
 //! is counted. No skb is left to be dropped implicitly, rings included.
 
 use super::{
+    netdev::Nic,
     queue::QueuePair,
     regs::*, //
 };
@@ -301,7 +302,7 @@ impl RxRing {
     /// queue's memory provider.
     pub(crate) fn new(
         dev: &Device<Bound>,
-        netdev: &LockedDevice<super::Nic>,
+        netdev: &LockedDevice<Nic>,
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
@@ -384,7 +385,7 @@ impl RxRing {
     pub(crate) fn attach_napi(
         &mut self,
         napi: &Added<QueuePair>,
-        dev: &LockedDevice<super::Nic>,
+        dev: &LockedDevice<Nic>,
     ) -> Result {
         let Some(pool) = self.pool.take() else {
             // The NAPI has it already.
@@ -408,7 +409,7 @@ impl RxRing {
     pub(crate) fn detach_napi(
         &mut self,
         napi: &Added<QueuePair>,
-        dev: &LockedDevice<super::Nic>,
+        dev: &LockedDevice<Nic>,
     ) -> Result {
         let Some(id) = self.napi_pool else {
             return Ok(());

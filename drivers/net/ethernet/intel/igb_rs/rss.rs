@@ -6,9 +6,9 @@
 
 use crate::{
     hash,
+    netdev::Nic,
     regs::*,
     steer,
-    Nic,
     DEFAULT_QUEUES, //
 };
 use kernel::{

@@ -6,9 +6,9 @@
 
 use crate::{
     hw,
+    netdev::Nic,
     queue::QueuePair,
-    regs::*,
-    Nic, //
+    regs::*, //
 };
 use kernel::{
     dev_err, dev_info,

@@ -21,7 +21,11 @@
 //! that, its buffers go back to their pools and the reason decides how it
 //! is counted. No skb is left to be dropped implicitly, rings included.
 
-use super::regs::*;
+use super::{
+    netdev::Nic,
+    queue::QueuePair,
+    regs::*, //
+};
 use kernel::{
     device::{
         Bound,
@@ -298,7 +302,7 @@ impl RxRing {
     /// queue's memory provider.
     pub(crate) fn new(
         dev: &Device<Bound>,
-        netdev: &LockedDevice<super::Nic>,
+        netdev: &LockedDevice<Nic>,
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
@@ -380,8 +384,8 @@ impl RxRing {
     /// pool's cache. Sleeps.
     pub(crate) fn attach_napi(
         &mut self,
-        napi: &Added<super::QueuePair>,
-        dev: &LockedDevice<super::Nic>,
+        napi: &Added<QueuePair>,
+        dev: &LockedDevice<Nic>,
     ) -> Result {
         let Some(pool) = self.pool.take() else {
             // The NAPI has it already.
@@ -404,8 +408,8 @@ impl RxRing {
     /// queue restart). Sleeps.
     pub(crate) fn detach_napi(
         &mut self,
-        napi: &Added<super::QueuePair>,
-        dev: &LockedDevice<super::Nic>,
+        napi: &Added<QueuePair>,
+        dev: &LockedDevice<Nic>,
     ) -> Result {
         let Some(id) = self.napi_pool else {
             return Ok(());
@@ -509,7 +513,7 @@ impl RxRing {
     /// the reason returned, its skb freed if it had one.
     fn build_split(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -548,7 +552,7 @@ impl RxRing {
     /// `build_split`.
     fn build_whole(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -587,7 +591,7 @@ impl RxRing {
     /// `headroom` bytes into `buf`, around it.
     fn build_in_place(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -643,7 +647,7 @@ impl RxRing {
     /// the new tail, if it armed descriptors.
     pub(crate) fn poll(
         &mut self,
-        napi: &mut NapiRx<'_, super::QueuePair>,
+        napi: &mut NapiRx<'_, QueuePair>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -732,7 +736,7 @@ impl RxRing {
     /// header split) and the payload length in the descriptor.
     fn build_first(
         &self,
-        napi: &NapiRx<'_, super::QueuePair>,
+        napi: &NapiRx<'_, QueuePair>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
         st: u64,
@@ -1088,7 +1092,7 @@ impl TxRing {
     /// Frees the frames the device sent, into the NAPI caches from the
     /// queue's poll `napi`, as any context frees them without; returns how
     /// many, and their bytes.
-    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, super::QueuePair>>) -> (u32, u32) {
+    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, QueuePair>>) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;

@@ -16,8 +16,9 @@
 //!   the callback and alone completes the poll, and, unless the poll only
 //!   cleans up after transmits (netpoll's budget of 0), alone hands packets
 //!   to the stack and allocates them from the NAPI caches ([`NapiRx`]);
-//!   [`SkBuff::napi_consume`] frees a sent packet into those caches, and
-//!   [`NapiPoll::tx_completed`] tells byte queue limits what was sent;
+//!   [`SkBuff::napi_consume`](super::skbuff::SkBuff::napi_consume) frees a
+//!   sent packet into those caches, and [`NapiPoll::tx_completed`] tells
+//!   byte queue limits what was sent;
 //! - a page pool handed to the instance ([`Added::attach_pool`]) belongs
 //!   to it: only its poll allocates from the pool ([`NapiRx::pool`]), as
 //!   the pool's lockless cache, which the instance's context refills
@@ -28,24 +29,18 @@
 //! Dropping a [`Napi`] disables it if it is enabled, and removes it from its
 //! device if it is on one.
 //!
+//! The instance and its [`Added`] view are here, what a poll gets in the
+//! `poll` module; everything is used through this module.
+//!
 //! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
 
 #[cfg(CONFIG_PAGE_POOL)]
-use crate::net::{
-    page_pool::{
-        Pool,
-        PoolNetmem, //
-    },
-    skbuff::SHINFO_ROOM, //
-};
+use crate::net::page_pool::Pool;
 use crate::{
     ffi::c_int,
-    net::{
-        driver::{
-            Device,
-            LockedDevice, //
-        },
-        skbuff::SkBuff,
+    net::driver::{
+        Device,
+        LockedDevice, //
     },
     prelude::*,
     sync::atomic::{
@@ -65,6 +60,15 @@ use core::{
         UnsafeCell, //
     },
     marker::PhantomPinned, //
+};
+
+mod poll;
+
+#[cfg(CONFIG_PAGE_POOL)]
+pub use poll::PoolId;
+pub use poll::{
+    NapiPoll,
+    NapiRx, //
 };
 
 /// What a NAPI instance polls.
@@ -658,296 +662,6 @@ impl<T: Poll> Added<T> {
         unsafe { self.0.take_off() };
         // SAFETY: no requirements; as `netif_napi_del_locked` does.
         unsafe { bindings::synchronize_net() };
-    }
-}
-
-/// The context of one poll of a NAPI instance: what [`Poll::poll`] gets.
-///
-/// It exists only inside the poll, and is neither `Send` nor `Sync`, so
-/// nothing NAPI-only runs outside the instance's poll. Handing a packet to
-/// the stack anywhere else does not build:
-///
-/// ```ignore,compile_fail,E0599
-/// use kernel::net::{
-///     napi::{
-///         Napi,
-///         Poll, //
-///     },
-///     skbuff::SkBuff,
-/// };
-///
-/// fn hand_over<T: Poll>(napi: &Napi<T>, skb: SkBuff) {
-///     napi.gro_receive(skb);
-/// }
-/// ```
-///
-/// nor does keeping the token past the poll:
-///
-/// ```ignore,compile_fail,E0521
-/// use kernel::net::napi::{
-///     NapiPoll,
-///     Poll, //
-/// };
-///
-/// struct Queue;
-///
-/// fn keep(_napi: NapiPoll<'static, Queue>) {}
-///
-/// impl Poll for Queue {
-///     type Data = ();
-///
-///     fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
-///         keep(napi);
-///         0
-///     }
-/// }
-/// ```
-///
-/// nor using it once the poll completed:
-///
-/// ```ignore,compile_fail,E0382
-/// use kernel::net::napi::{
-///     NapiPoll,
-///     Poll, //
-/// };
-///
-/// struct Queue;
-///
-/// impl Poll for Queue {
-///     type Data = ();
-///
-///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
-///         napi.complete_done(0);
-///         let _ = napi.rx();
-///         0
-///     }
-/// }
-/// ```
-pub struct NapiPoll<'a, T: Poll> {
-    napi: &'a Napi<T>,
-    budget: i32,
-    /// Set by `complete_done`, for the callback's return value.
-    completed: &'a Cell<bool>,
-    _not_send: NotThreadSafe,
-}
-
-impl<'a, T: Poll> NapiPoll<'a, T> {
-    /// The most units of work the poll may do. 0 when netpoll polls for
-    /// transmit completions only: then there is no [`NapiPoll::rx`].
-    pub fn budget(&self) -> i32 {
-        self.budget
-    }
-
-    /// The device the instance polls for.
-    pub fn dev(&self) -> &'a Device<T::Data> {
-        // SAFETY: a polled instance is on a device of `T::Data`, which
-        // outlives it (type invariant of `Napi`).
-        unsafe { Device::from_raw(self.napi.device()) }
-    }
-
-    /// The receive side of the poll: `None` with a budget of 0, when
-    /// netpoll polls, maybe with interrupts off, and receive work (the
-    /// NAPI caches, GRO, page pools) is not allowed.
-    ///
-    /// One at a time: it lends the instance's page pools out.
-    pub fn rx(&mut self) -> Option<NapiRx<'_, T>> {
-        (self.budget > 0).then_some(NapiRx {
-            napi: self.napi,
-            _not_send: NotThreadSafe,
-        })
-    }
-
-    /// Tells byte queue limits that `packets` frames of `bytes` bytes of
-    /// the instance's transmit queue (the one of the index it was added
-    /// with) were sent (`netdev_tx_completed_queue`), which may let the
-    /// stack send on it again. Nothing for an index the device does not
-    /// use for transmits.
-    ///
-    /// Completions are told only here: the NAPI core runs one poll of an
-    /// instance at a time, and no other instance of the device has the
-    /// index (the contract of [`Napi::add`]), so completions of a queue are
-    /// serialised, as BQL requires. A transmit path cannot tell them:
-    ///
-    /// ```ignore,compile_fail,E0599
-    /// use kernel::net::driver::TxQueue;
-    ///
-    /// fn completed_in_xmit(txq: &mut TxQueue<'_>) {
-    ///     txq.completed(1, 1500);
-    /// }
-    /// ```
-    pub fn tx_completed(&self, packets: u32, bytes: u32) {
-        let Ok(idx) = u16::try_from(self.napi.index.get()) else {
-            return;
-        };
-        if let Some(q) = self.dev().tx_queue(idx) {
-            // SAFETY: a transmit queue of the device; in the poll of its
-            // index's only instance, which the NAPI core does not run
-            // twice at once, and `Added::tx_reset` refuses an enabled
-            // instance: the only completer.
-            unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
-        }
-    }
-
-    /// Ends polling after `work_done` units (`napi_complete_done`);
-    /// `false` when the instance stays scheduled (busy polling or netpoll
-    /// own it, or it was scheduled meanwhile), and the interrupt must stay
-    /// off. Refused (`false`) when `work_done` is not below the budget: the
-    /// poll then goes on.
-    ///
-    /// Once completed, another CPU may poll the instance: the token goes.
-    pub fn complete_done(self, work_done: i32) -> bool {
-        if work_done < 0 || work_done >= self.budget {
-            return false;
-        }
-        self.completed.set(true);
-        // SAFETY: in this instance's poll, which has not completed yet
-        // (the token is consumed here), with less than its budget done.
-        unsafe { bindings::napi_complete_done(self.napi.as_raw(), work_done) }
-    }
-}
-
-/// A page pool an instance holds ([`Added::attach_pool`]), for its poll
-/// ([`NapiRx::pool`]).
-#[cfg(CONFIG_PAGE_POOL)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolId {
-    napi: *mut bindings::napi_struct,
-    slot: usize,
-}
-
-// SAFETY: a name, never dereferenced.
-#[cfg(CONFIG_PAGE_POOL)]
-unsafe impl Send for PoolId {}
-
-// SAFETY: as for `Send`.
-#[cfg(CONFIG_PAGE_POOL)]
-unsafe impl Sync for PoolId {}
-
-/// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO, the
-/// per-CPU NAPI allocation caches and the instance's page pools, which
-/// only NAPI's softirq context may use.
-///
-/// One exists at a time for a poll, so a pool is lent out once:
-///
-/// ```ignore,compile_fail,E0499
-/// use kernel::net::napi::{
-///     NapiPoll,
-///     Poll, //
-/// };
-///
-/// struct Queue;
-///
-/// impl Poll for Queue {
-///     type Data = ();
-///
-///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
-///         let first = napi.rx();
-///         let second = napi.rx();
-///         drop((first, second));
-///         0
-///     }
-/// }
-/// ```
-pub struct NapiRx<'p, T: Poll> {
-    napi: &'p Napi<T>,
-    _not_send: NotThreadSafe,
-}
-
-impl<'p, T: Poll> NapiRx<'p, T> {
-    /// The device the instance polls for.
-    pub fn dev(&self) -> &'p Device<T::Data> {
-        // SAFETY: as in `NapiPoll::dev`.
-        unsafe { Device::from_raw(self.napi.device()) }
-    }
-
-    /// The page pool the instance holds as `id` ([`Added::attach_pool`]),
-    /// to allocate from; `None` for an `id` it does not hold.
-    #[cfg(CONFIG_PAGE_POOL)]
-    pub fn pool(&mut self, id: PoolId) -> Option<&mut Pool> {
-        if id.napi != self.napi.as_raw() {
-            return None;
-        }
-        // SAFETY: in the instance's poll, which alone uses the pools while
-        // it may be polled (type invariant of `Napi`); `&mut self`, this
-        // poll's only `NapiRx`, lends them out once at a time.
-        let pools = unsafe { &mut *self.napi.pools.get() };
-        pools.get_mut(id.slot).and_then(Option::as_mut)
-    }
-
-    /// Hands a received packet to the stack through GRO
-    /// (`napi_gro_receive`).
-    pub fn gro_receive(&self, skb: SkBuff) {
-        // SAFETY: in this instance's poll, with a budget; the buffer is
-        // given up.
-        unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
-    }
-
-    /// A buffer of `len` bytes for a received packet, with headroom
-    /// (`napi_alloc_skb`); `None` without memory.
-    // The caller is who made it, should it be dropped without a reason.
-    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
-    pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
-        // SAFETY: in this instance's poll, with a budget.
-        let skb = unsafe { bindings::napi_alloc_skb(self.napi.as_raw(), len) };
-        if skb.is_null() {
-            return None;
-        }
-        // SAFETY: a new buffer, ours.
-        Some(unsafe { SkBuff::from_raw(skb) })
-    }
-
-    /// A packet built around a received frame where the device wrote it
-    /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
-    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes take
-    /// the packet's shared info. The packet's head takes the buffer's pool
-    /// reference and goes back to the pool when the packet is freed
-    /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
-    /// the shared info do not fit in it, or memory runs out.
-    // As in `alloc_skb`.
-    #[cfg(CONFIG_PAGE_POOL)]
-    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
-    pub fn build_skb(
-        &self,
-        buf: PoolNetmem,
-        headroom: u32,
-        len: u32,
-    ) -> Result<SkBuff, PoolNetmem> {
-        let truesize = buf.size();
-        let fits = headroom
-            .checked_add(len)
-            .is_some_and(|n| buf.holds(n, SHINFO_ROOM));
-        if !fits || !buf.is_readable() {
-            return Err(buf);
-        }
-        // SAFETY: a page of the pool (readable), mapped in the kernel's
-        // address space.
-        let base = unsafe { bindings::netmem_address(buf.netmem().as_raw()) };
-        if base.is_null() {
-            return Err(buf);
-        }
-        // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
-        // and only its reference uses them (`PoolNetmem`'s invariant); the
-        // shared info goes in its last `SHINFO_ROOM` bytes, after the
-        // frame (checked above); in this instance's poll, with a budget.
-        let raw = unsafe {
-            bindings::napi_build_skb(
-                base.cast::<u8>().add(buf.offset() as usize).cast(),
-                truesize,
-            )
-        };
-        if raw.is_null() {
-            return Err(buf);
-        }
-        // The head owns the pool reference from now on.
-        let _ = buf.into_raw();
-        // SAFETY: a new packet, ours; `headroom + len` bytes of its buffer
-        // are before its shared info, as checked above.
-        unsafe {
-            bindings::skb_reserve(raw, headroom as c_int);
-            bindings::__skb_put(raw, len);
-            bindings::skb_mark_for_recycle(raw);
-            Ok(SkBuff::from_raw(raw))
-        }
     }
 }
 

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Work items of a network driver, run in process context on the system
+//! workqueue (a C `delayed_work` in the driver's data).
+//!
+//! C header: [`include/linux/workqueue.h`](srctree/include/linux/workqueue.h)
+
+use super::{
+    Device,
+    Operations, //
+};
+use crate::{
+    prelude::*,
+    sync::{
+        atomic::{
+            Acquire,
+            Atomic,
+            Release, //
+        },
+        LockClassKey,
+    },
+    time::Jiffies,
+    types::Opaque,
+};
+use core::marker::{
+    PhantomData,
+    PhantomPinned, //
+};
+
+/// A job of a network driver, run in process context by a [`DeviceWork`]
+/// in the driver's data. `ID` tells apart the jobs of one driver.
+pub trait DeviceWorkItem<const ID: u64 = 0>: Operations {
+    /// Does the job, for `dev`. May sleep. Runs neither concurrently with
+    /// itself nor after [`DeviceWork::disable_sync`] returned.
+    fn run(dev: &Device<Self>);
+}
+
+/// A work item in a network driver's data `T`, which runs
+/// [`DeviceWorkItem::run`] on the system workqueue, now or after a delay
+/// (a C `delayed_work`).
+///
+/// It starts disabled: [`DeviceWork::enable`] lets it be queued, and
+/// [`DeviceWork::disable_sync`] waits for a run in progress, drops one
+/// pending and refuses new ones until it is enabled again; the calls
+/// nest, as those of C. Dropping it (with `T`) disables it, so no run
+/// outlives the data.
+///
+/// # Invariants
+///
+/// `dwork` is initialised, with [`DeviceWork::run_raw`] as its function.
+/// `dev` is null or the device whose private data holds `self`; it is set
+/// before the work is first queued.
+#[pin_data(PinnedDrop)]
+pub struct DeviceWork<T: DeviceWorkItem<ID>, const ID: u64 = 0> {
+    #[pin]
+    dwork: Opaque<bindings::delayed_work>,
+    dev: Atomic<*mut bindings::net_device>,
+    #[pin]
+    _pin: PhantomPinned,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the C work item may be queued, cancelled and run from any
+// thread; the device pointer is atomic; `T` is `Send + Sync`
+// (`Operations`).
+unsafe impl<T: DeviceWorkItem<ID>, const ID: u64> Send for DeviceWork<T, ID> {}
+
+// SAFETY: as above: every method takes `&self` and goes through the
+// workqueue's own synchronisation.
+unsafe impl<T: DeviceWorkItem<ID>, const ID: u64> Sync for DeviceWork<T, ID> {}
+
+impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
+    /// A disabled work item named `name`, with the lock classes `key` and
+    /// `timer_key` (from [`static_lock_class!`](crate::sync::static_lock_class)).
+    pub fn new(
+        name: &'static CStr,
+        key: Pin<&'static LockClassKey>,
+        timer_key: Pin<&'static LockClassKey>,
+    ) -> impl PinInit<Self> {
+        pin_init!(Self {
+            dwork <- Opaque::ffi_init(|slot: *mut bindings::delayed_work| {
+                // SAFETY: `slot` is valid for writes and pinned; `run_raw`
+                // takes a `work_struct` of a `DeviceWork<T, ID>`, which
+                // this is the `work` of.
+                unsafe {
+                    bindings::init_work_with_key(
+                        &raw mut (*slot).work,
+                        Some(Self::run_raw),
+                        false,
+                        name.as_char_ptr(),
+                        key.as_ptr(),
+                    );
+                    bindings::timer_init_key(
+                        &raw mut (*slot).timer,
+                        Some(bindings::delayed_work_timer_fn),
+                        bindings::TIMER_IRQSAFE,
+                        name.as_char_ptr(),
+                        timer_key.as_ptr(),
+                    );
+                    // Never queued: nothing to wait for.
+                    bindings::disable_delayed_work(slot);
+                }
+            }),
+            dev: Atomic::new(core::ptr::null_mut()),
+            _pin: PhantomPinned,
+            _t: PhantomData,
+        })
+    }
+
+    fn raw(&self) -> *mut bindings::delayed_work {
+        self.dwork.get()
+    }
+
+    /// Whether `self` lies in the private data of `dev`.
+    fn is_in(&self, dev: &Device<T>) -> bool {
+        let data = core::ptr::from_ref(dev.data()).addr();
+        let me = core::ptr::from_ref(self).addr();
+        me >= data && me + size_of::<Self>() <= data + size_of::<T>()
+    }
+
+    /// Queues the job to run after `delay` jiffies, unless it is queued
+    /// already or disabled; `now` instead moves a pending run forward to
+    /// `delay` from now. `dev` must be the device whose data holds `self`:
+    /// for another one, nothing is queued and the call warns. Any context.
+    /// Whether the job was queued or moved.
+    pub fn schedule(&self, dev: &Device<T>, delay: Jiffies, now: bool) -> bool {
+        if !self.is_in(dev) {
+            crate::warn_on!(true);
+            return false;
+        }
+        // INVARIANT: `dev`'s data holds `self`, checked above.
+        self.dev.store(dev.as_raw(), Release);
+        // CAST: WORK_CPU_UNBOUND is a small constant.
+        let cpu = bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int;
+        // SAFETY: `dwork` is initialised and pinned (type invariant), and
+        // stays valid until `self` is dropped, which disables it first;
+        // `system_wq` is always valid.
+        unsafe {
+            if now {
+                bindings::mod_delayed_work_on(cpu, bindings::system_wq, self.raw(), delay)
+            } else {
+                bindings::queue_delayed_work_on(cpu, bindings::system_wq, self.raw(), delay)
+            }
+        }
+    }
+
+    /// Lets the job be queued again after [`DeviceWork::disable_sync`] (or
+    /// after it was made), once as many times as it was disabled.
+    pub fn enable(&self) {
+        // SAFETY: initialised and pinned (type invariant).
+        unsafe { bindings::enable_delayed_work(self.raw()) };
+    }
+
+    /// Drops a pending run, waits for one in progress, and refuses new
+    /// ones until [`DeviceWork::enable`]. Sleeps: process context, and
+    /// not from the job itself, which would wait for itself.
+    pub fn disable_sync(&self) {
+        // SAFETY: initialised and pinned (type invariant).
+        unsafe { bindings::disable_delayed_work_sync(self.raw()) };
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the `work` of the `delayed_work` of a [`DeviceWork<T,
+    /// ID>`], run by the workqueue.
+    unsafe extern "C" fn run_raw(work: *mut bindings::work_struct) {
+        // SAFETY: per this function's contract, `work` is in the
+        // `delayed_work`, itself the `dwork` field of a `DeviceWork`;
+        // `Opaque` is transparent.
+        let this = unsafe {
+            let dwork = crate::container_of!(work, bindings::delayed_work, work);
+            &*crate::container_of!(dwork.cast::<Opaque<bindings::delayed_work>>(), Self, dwork)
+        };
+        let dev = this.dev.load(Acquire);
+        if dev.is_null() {
+            return;
+        }
+        // SAFETY: `dev` holds `this` in its data (type invariant), so it
+        // is a device allocated for `T` that lives while `this` does;
+        // `this` lives until its drop disables it, which waits for this
+        // run.
+        T::run(unsafe { Device::from_raw(dev) });
+    }
+}
+
+#[pinned_drop]
+impl<T: DeviceWorkItem<ID>, const ID: u64> PinnedDrop for DeviceWork<T, ID> {
+    fn drop(self: Pin<&mut Self>) {
+        // No run after the data goes.
+        self.disable_sync();
+    }
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Socket buffers (`struct sk_buff`), as a network driver handles them:
+//! received packets it builds and hands to the stack, packets the stack
+//! gives it to send.
+//!
+//! An [`SkBuff`] owns its buffer. A driver frees one by saying what became
+//! of it: sent ([`SkBuff::consume`]) or dropped, and why
+//! ([`SkBuff::drop_reason`] with a [`DropReason`]). Letting one go out of
+//! scope instead is a bug that debug kernels report (see [`SkBuff`]).
+//!
+//! The buffer and what any packet has are here; what only a received
+//! packet needs (frags from a page pool, the protocol, checksum and hash
+//! the device found) is in `rx`, what only a packet to send needs
+//! (checksum and segmentation offloads, DMA mapping) in `tx`, and the drop
+//! reasons in `dropreason`. Everything is used through this module.
+//!
+//! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+
+use crate::{
+    error::to_result,
+    net::napi::{
+        NapiPoll,
+        Poll, //
+    },
+    prelude::*,
+};
+use core::{
+    mem::ManuallyDrop,
+    ptr::NonNull, //
+};
+
+mod dropreason;
+mod rx;
+mod tx;
+
+pub use dropreason::DropReason;
+pub use rx::{
+    RX_HEADROOM,
+    SHINFO_ROOM, //
+};
+pub use tx::{
+    CsumOffload,
+    Tso,
+    TxMap,
+    TxMapper, //
+};
+
+/// The most frags a packet has (`MAX_SKB_FRAGS`).
+// CAST: a small configuration value.
+pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
+
+/// An owned socket buffer.
+///
+/// It is freed by what its owner says became of it: [`SkBuff::consume`]
+/// (or [`SkBuff::napi_consume`]) once sent, [`SkBuff::drop_reason`] when
+/// dropped, or handed on ([`SkBuff::into_raw`], or to the stack).
+///
+/// Dropped implicitly (out of scope, an early `?`, the container it was in
+/// dropped), it is freed as `kfree_skb()` frees it, for
+/// `SKB_DROP_REASON_NOT_SPECIFIED`, so no path leaks it; but that is a bug,
+/// the kind of silent drop the drop reasons exist to end. With
+/// `CONFIG_DEBUG_NET`, the first one warns (`WARN`, once, as
+/// `DEBUG_NET_WARN_ON_ONCE()` does), naming where the buffer was made: a
+/// constructor records its caller ([`SkBuff::from_raw`] and the
+/// allocations built on it are `#[track_caller]` in those builds), and the
+/// backtrace shows who dropped it. Without `CONFIG_DEBUG_NET` nothing is
+/// recorded or checked.
+///
+/// The type cannot refuse to be dropped: Rust has no linear types, and a
+/// `Drop` that fails to build would fail on every path that may drop one,
+/// early returns included, whether taken or not.
+///
+/// # Invariants
+///
+/// `ptr` points to an `sk_buff` this value owns (one reference).
+pub struct SkBuff {
+    ptr: NonNull<bindings::sk_buff>,
+    /// Where the buffer was made or taken over, for the report of an
+    /// implicit drop.
+    #[cfg(CONFIG_DEBUG_NET)]
+    from: &'static core::panic::Location<'static>,
+}
+
+// SAFETY: an sk_buff may be passed between threads; its owner has it
+// exclusively.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Takes ownership of the buffer at `ptr`. With `CONFIG_DEBUG_NET`,
+    /// records the caller for the report of an implicit drop.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a valid `sk_buff` whose reference the caller gives up.
+    #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
+    pub unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Self {
+        // SAFETY: valid pointers are not null.
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // INVARIANT: per the caller.
+        Self {
+            ptr,
+            #[cfg(CONFIG_DEBUG_NET)]
+            from: core::panic::Location::caller(),
+        }
+    }
+
+    /// Gives up ownership, for C to take.
+    pub fn into_raw(self) -> *mut bindings::sk_buff {
+        ManuallyDrop::new(self).ptr.as_ptr()
+    }
+
+    /// The C `struct sk_buff`.
+    pub fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.ptr.as_ptr()
+    }
+
+    fn raw(&self) -> &bindings::sk_buff {
+        // SAFETY: owned, valid (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The length of the packet, linear part and frags.
+    pub fn len(&self) -> u32 {
+        self.raw().len
+    }
+
+    /// Whether the packet is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The transmit queue the stack picked (`skb_get_queue_mapping`).
+    pub fn queue_mapping(&self) -> u16 {
+        // SAFETY: the buffer is valid.
+        unsafe { bindings::skb_get_queue_mapping(self.as_raw()) }
+    }
+
+    /// The length of the linear part (`skb_headlen`).
+    pub fn headlen(&self) -> u32 {
+        self.raw().len - self.raw().data_len
+    }
+
+    /// Copies `dst.len()` bytes of the packet from `offset`, across the
+    /// linear part and frags (`skb_copy_bits`). Fails with `EFAULT` when the
+    /// packet is shorter, or when a frag is unreadable (device memory).
+    pub fn copy_bits(&self, offset: u32, dst: &mut [u8]) -> Result {
+        let len = i32::try_from(dst.len()).map_err(|_| EINVAL)?;
+        let offset = i32::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: the buffer is valid; `dst` is writable for `len` bytes.
+        to_result(unsafe {
+            bindings::skb_copy_bits(self.as_raw(), offset, dst.as_mut_ptr().cast(), len)
+        })
+    }
+
+    /// Whether the CPU can read every frag of the packet (no device memory).
+    pub fn frags_readable(&self) -> bool {
+        // SAFETY: the buffer is valid.
+        unsafe { bindings::skb_frags_readable(self.as_raw()) }
+    }
+
+    /// Appends `data` to the linear part (`skb_put_data`); the caller made
+    /// room for it.
+    pub fn put_data(&mut self, data: &[u8]) -> Result {
+        // SAFETY: the buffer is valid.
+        let room = unsafe { bindings::skb_tailroom(self.as_raw()) };
+        let len = u32::try_from(data.len()).map_err(|_| EINVAL)?;
+        if i64::from(room) < i64::from(len) {
+            return Err(ENOSPC);
+        }
+        // SAFETY: there is room for `len` bytes, checked above; `data` is
+        // readable for `len` bytes.
+        unsafe { bindings::skb_put_data(self.as_raw(), data.as_ptr().cast(), len) };
+        Ok(())
+    }
+
+    /// The number of frags (`nr_frags`).
+    pub fn nr_frags(&self) -> u32 {
+        // SAFETY: the buffer is valid; its shared info follows its data.
+        u32::from(unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags })
+    }
+    /// Frees the packet as sent (`dev_consume_skb_any`), in any context.
+    pub fn consume(self) {
+        // SAFETY: the buffer is ours to free.
+        unsafe {
+            bindings::dev_kfree_skb_any_reason(
+                self.into_raw(),
+                bindings::skb_drop_reason_SKB_CONSUMED,
+            )
+        }
+    }
+
+    /// Frees the packet as sent, from the poll `napi` of a NAPI instance
+    /// (`napi_consume_skb`): into the per-CPU NAPI cache, unless the poll
+    /// has no budget (netpoll), when it is freed as [`SkBuff::consume`]
+    /// frees it. Outside a poll, there is [`SkBuff::consume`].
+    pub fn napi_consume<T: Poll>(self, napi: &NapiPoll<'_, T>) {
+        // SAFETY: the buffer is ours to free; in a NAPI poll, whose budget
+        // is passed as it came (0 makes it `dev_consume_skb_any`).
+        unsafe { bindings::napi_consume_skb(self.into_raw(), napi.budget()) }
+    }
+
+    /// Frees the packet as dropped, for `reason` (`kfree_skb_reason`).
+    pub fn drop_reason(self, reason: DropReason) {
+        // SAFETY: the buffer is ours to free.
+        unsafe {
+            bindings::sk_skb_reason_drop(
+                core::ptr::null_mut(),
+                self.into_raw(),
+                reason as bindings::skb_drop_reason,
+            )
+        }
+    }
+}
+
+impl Drop for SkBuff {
+    /// Frees a buffer its owner said nothing about; see [`SkBuff`].
+    fn drop(&mut self) {
+        #[cfg(CONFIG_DEBUG_NET)]
+        crate::do_once_lite! {
+            crate::pr_warn!(
+                "sk_buff from {}:{} dropped without a reason: use drop_reason() or consume()\n",
+                self.from.file(),
+                self.from.line()
+            );
+            crate::warn_on!(true);
+        }
+        // SAFETY: the buffer is ours to free (type invariant).
+        unsafe {
+            bindings::sk_skb_reason_drop(
+                core::ptr::null_mut(),
+                self.ptr.as_ptr(),
+                DropReason::NotSpecified as bindings::skb_drop_reason,
+            )
+        }
+    }
+}

@@ -11,10 +11,11 @@
 //! [`LockedDevice<T>`], which proves it to what needs the lock (NAPI
 //! states, page pools for a queue). The device is set up before it is
 //! registered through an [`UnregisteredDevice<T>`], whose setters are safe
-//! because no one else sees it yet. Dropping the registration unregisters
-//! the device (stopping it first if it is up), then drops `T` and frees
-//! the device; the parent's unbind does so at the latest, so the parent
-//! is bound whenever `T` is alive ([`Device::parent`]).
+//! because no one else sees it yet. Dropping the registration waits for
+//! the runs of the device's work items and lets no new one start,
+//! unregisters the device (stopping it first if it is up), then drops `T`
+//! and frees the device; the parent's unbind does so at the latest, so the
+//! parent is bound whenever `T` is alive ([`Device::parent`]).
 //!
 //! [`Device`] and the lock tokens are here; the rest is in modules of
 //! their own, named after what of the C side they wrap: the registration
@@ -90,8 +91,15 @@ pub use work::{
 /// # Invariants
 ///
 /// The device was allocated by [`Registration::new`] for this `T`, whose
-/// private area holds an initialised `T`; its parent is bound while it
-/// does.
+/// private area holds an initialised `T` for as long as the reference
+/// lives; its parent is bound while it does.
+///
+/// A reference comes from a callback, which the core stops calling before
+/// `unregister_netdev` returns; from a work item's run, which the
+/// registration waits for before it unregisters the device, and lets no
+/// new one call the driver; or from [`Registration::device`] or a counted
+/// reference, which `unregister_netdev` waits for. `T` is dropped, and
+/// the device freed, only after all of these.
 #[repr(transparent)]
 pub struct Device<T>(NetDevice, PhantomData<T>);
 
@@ -119,8 +127,9 @@ impl<T> Device<T> {
     ///
     /// # Safety
     ///
-    /// `ptr` was allocated by [`Registration::new`] for this `T` and stays
-    /// allocated for `'a`.
+    /// `ptr` was allocated by [`Registration::new`] for this `T`, and its
+    /// `T` is initialised, not dropping, for `'a` (as for a callback of
+    /// the core on the device, or a work item's run the gate let in).
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
         // SAFETY: transparent over `NetDevice`, itself over the C struct.
         unsafe { &*ptr.cast() }
@@ -128,25 +137,24 @@ impl<T> Device<T> {
 
     /// The driver's data.
     pub fn data(&self) -> &T {
-        // SAFETY: the private area holds an initialised `T` (type
-        // invariant), as long as the device.
-        unsafe { &*bindings::netdev_priv(self.0.as_raw()).cast::<T>() }
+        // SAFETY: allocated for `T`, whose `T` is initialised for as long
+        // as `self` is borrowed (type invariant).
+        unsafe { registration::Private::data(self.0.as_raw()) }
     }
 
     /// The bus device the device was registered for (its parent), bound:
-    /// a device holding a `T` is registered, or being set up or torn down
-    /// by its [`Registration`], which unregisters it and drops `T` by the
-    /// time the parent unbinds. For DMA mappings and the like, from any
-    /// callback.
+    /// `T` is alive while `self` is borrowed, and [`Registration`] drops it
+    /// by the time the parent unbinds. For DMA mappings and the like, from
+    /// any callback.
     pub fn parent(&self) -> &GenericDevice<Bound> {
         // SAFETY: `Registration::new` set the parent to a valid device
         // before any `Device<T>` existed; it stays valid while bound.
         let parent: &GenericDevice =
             unsafe { GenericDevice::from_raw((*self.0.as_raw()).dev.parent) };
-        // SAFETY: the private area holds `T` (type invariant), so the
-        // device is within its registration, which ends before the
-        // parent unbinds (devres): the parent is bound for as long as
-        // `self` is borrowed.
+        // SAFETY: the private area holds an initialised `T` for as long as
+        // `self` is borrowed (type invariant), so the device is within its
+        // registration, which drops `T` before the parent unbinds
+        // (devres): the parent is bound for that long.
         unsafe { parent.as_bound() }
     }
 

@@ -12,6 +12,7 @@ use super::{
     ops::Adapter,
     queue_mgmt::QueueAdapter,
     stats::StatsAdapter,
+    work::Runs,
     Device,
     Features,
     Operations,
@@ -240,10 +241,11 @@ impl<T> UnregisteredDevice<T> {
 /// it for the borrow of the data. It starts empty, in the data's
 /// initialiser, and [`BoundResource::set`] fills it once, from `setup` of
 /// [`Registration::new`], with what a function makes of the parent.
-/// Fields drop in the order they are declared: declare it after the
-/// fields whose drop may still use it (a work item that waits for its
-/// run). The function is generic over the parent's lifetime, so what it returns
-/// borrows from the parent or from nothing; a resource borrowing anything
+/// Nothing of the driver's uses the data while it drops (the registration
+/// unregisters the device, and waits for the runs of its work items,
+/// before), so the field may be declared anywhere. The function is
+/// generic over the parent's lifetime, so what it returns borrows from
+/// the parent or from nothing; a resource borrowing anything
 /// shorter-lived does not build:
 ///
 /// ```ignore,compile_fail,E0597
@@ -344,13 +346,73 @@ where
     }
 }
 
+/// What [`Registration::new`] puts in a device's private area: the
+/// driver's data, at the start of it, then the gate of the runs of its
+/// work items.
+///
+/// # Invariants
+///
+/// In a device allocated by [`Registration::new`], `runs` is initialised
+/// until the device is freed; `data` until [`Unregistered`] drops it, by
+/// which time `runs` is closed.
+#[repr(C)]
+#[pin_data]
+pub(super) struct Private<T> {
+    #[pin]
+    pub(super) data: T,
+    #[pin]
+    runs: Runs,
+}
+
+impl<T> Private<T> {
+    /// The private area of `dev`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is a live `net_device`.
+    unsafe fn of(dev: *mut bindings::net_device) -> *mut Self {
+        // SAFETY: a live device, per the caller; only an address is
+        // computed.
+        unsafe { bindings::netdev_priv(dev) }.cast()
+    }
+
+    /// The data in the private area of `dev`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` was allocated by [`Registration::new`] for `T`, and its data
+    /// is initialised (not dropping) for `'a`.
+    pub(super) unsafe fn data<'a>(dev: *mut bindings::net_device) -> &'a T {
+        // SAFETY: a live device whose private area holds a `Private<T>`
+        // whose data is initialised for `'a`, per the caller; only that
+        // field is borrowed.
+        unsafe { &(*Self::of(dev)).data }
+    }
+
+    /// The gate of the runs of `dev`'s work items.
+    ///
+    /// # Safety
+    ///
+    /// `dev` was allocated by [`Registration::new`] for `T` and is not
+    /// freed for `'a`.
+    pub(super) unsafe fn runs<'a>(dev: *mut bindings::net_device) -> &'a Runs {
+        // SAFETY: a live device whose private area holds a `Private<T>`
+        // whose gate lives until the device is freed (type invariant),
+        // not for `'a`, per the caller; only that field is borrowed.
+        unsafe { &(*Self::of(dev)).runs }
+    }
+}
+
 /// A registered network device with driver data `T`, for the bound bus
 /// device `'a` borrows (its parent).
 ///
 /// The registration is a device resource of the parent (devres), as
-/// drm's is: dropping it unregisters the device, then drops `T` and frees
-/// the device, and the parent's unbind does so at the latest, should the
-/// registration be leaked. So the parent is bound for as long as `T` is
+/// drm's is: dropping it stops the runs of the device's work items
+/// ([`DeviceWork`](super::DeviceWork)), waiting for those in progress,
+/// unregisters the device, then drops `T` and frees the device, and the
+/// parent's unbind does so at the latest, should the registration be
+/// leaked. Not from a work item's run, then, which would wait for
+/// itself. So the parent is bound for as long as `T` is
 /// alive, which is what lets the callbacks have it bound
 /// ([`Device::parent`]), and a bus driver keep the registration in its
 /// data for the bound lifetime (`pci::Driver::Data<'bound>`).
@@ -389,16 +451,22 @@ impl<'a, T: Operations> Registration<'a, T> {
         data: impl PinInit<T, Error>,
         setup: impl FnOnce(&UnregisteredDevice<T>) -> Result,
     ) -> Result<Self> {
-        const { assert!(core::mem::align_of::<T>() <= bindings::NETDEV_ALIGN as usize) };
-        let size = c_int::try_from(core::mem::size_of::<T>()).map_err(|_| EINVAL)?;
+        const { assert!(align_of::<Private<T>>() <= bindings::NETDEV_ALIGN as usize) };
+        let size = c_int::try_from(size_of::<Private<T>>()).map_err(|_| EINVAL)?;
         // SAFETY: no requirements.
         let dev = unsafe { bindings::alloc_etherdev_mqs(size, txqs, rxqs) };
         let dev = NonNull::new(dev).ok_or(ENOMEM)?;
+        // SAFETY: allocated just above.
+        let slot = unsafe { Private::<T>::of(dev.as_ptr()) };
+        let init = try_pin_init!(Private::<T> {
+            data <- data,
+            runs <- Runs::new(),
+        }? Error);
         // SAFETY: the private area is `size` bytes, aligned to
-        // `NETDEV_ALIGN` (checked above against `T`).
-        let slot = unsafe { bindings::netdev_priv(dev.as_ptr()) }.cast::<T>();
-        // SAFETY: `slot` is valid for a `T` and stays put with the device.
-        if let Err(e) = unsafe { data.__init(slot) } {
+        // `NETDEV_ALIGN` (checked above against `Private<T>`): `slot` is
+        // valid for a `Private<T>` and stays put with the device.
+        // INVARIANT: both fields initialised, kept until the drops below.
+        if let Err(e) = unsafe { init.__init(slot) } {
             // SAFETY: allocated above, never registered.
             unsafe { bindings::free_netdev(dev.as_ptr()) };
             return Err(e);
@@ -458,9 +526,9 @@ impl<'a, T: Operations> Registration<'a, T> {
 }
 
 /// A registered device allocated for `T`, holding an initialised `T`: the
-/// device resource [`Registration`] puts on the parent. Dropping it
-/// unregisters the device (stopping it first if it is up), then drops `T`
-/// and frees the device.
+/// device resource [`Registration`] puts on the parent. Dropping it closes
+/// the gate of its work items' runs, unregisters the device (stopping it
+/// first if it is up), then drops `T` and frees the device.
 ///
 /// # Invariants
 ///
@@ -477,24 +545,43 @@ unsafe impl<T: Operations> Sync for Registered<T> {}
 
 impl<T: Operations> Drop for Registered<T> {
     fn drop(&mut self) {
+        // First, while the device is registered still: no run of a work
+        // item from here on, so none makes a counted reference to the
+        // device that `unregister_netdev` would not wait for, nor sees `T`
+        // dropping.
+        // SAFETY: allocated for `T` (type invariant), and freed only by
+        // `Unregistered` below.
+        unsafe { Private::<T>::runs(self.0.as_ptr()) }.close();
         // SAFETY: registered (type invariant); stops the device first if
-        // it is up.
+        // it is up, and waits for every counted reference to go.
         unsafe { bindings::unregister_netdev(self.0.as_ptr()) };
         drop(Unregistered::<T>(self.0, PhantomData));
     }
 }
 
 /// A device allocated for `T`, holding an initialised `T`, not registered:
-/// dropping it drops `T` and frees the device.
+/// dropping it closes the gate of its work items' runs, drops `T` and
+/// frees the device.
 struct Unregistered<T>(NonNull<bindings::net_device>, PhantomData<T>);
 
 impl<T> Drop for Unregistered<T> {
     fn drop(&mut self) {
-        // SAFETY: the private area holds an initialised `T`, used by no one
-        // now that the device is not registered.
+        let dev = self.0.as_ptr();
+        // Again if `Registered` closed it. After a registration that
+        // failed, the core may have called an op, which may have queued a
+        // run.
+        // SAFETY: allocated for `T`, and freed only below.
+        unsafe { Private::<T>::runs(dev) }.close();
+        // SAFETY: the private area holds an initialised `Private<T>`. No
+        // one uses `T` any more: the device is not registered, so the core
+        // calls no op, and every counted reference is gone
+        // (`unregister_netdev`, or the failed registration, waited for
+        // them); a work item's run stops at the gate, closed above, and
+        // one pending is dropped, or waited for, by the work item's own
+        // drop, in `T`'s. Then nothing of the device is used.
         unsafe {
-            core::ptr::drop_in_place(bindings::netdev_priv(self.0.as_ptr()).cast::<T>());
-            bindings::free_netdev(self.0.as_ptr());
+            core::ptr::drop_in_place(Private::<T>::of(dev));
+            bindings::free_netdev(dev);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! C header: [`include/linux/workqueue.h`](srctree/include/linux/workqueue.h)
 
 use super::{
+    registration::Private,
     Device,
     Operations, //
 };
@@ -17,7 +18,11 @@ use crate::{
             Atomic,
             Release, //
         },
+        new_condvar,
+        new_mutex,
+        CondVar,
         LockClassKey,
+        Mutex, //
     },
     time::Jiffies,
     types::Opaque,
@@ -31,8 +36,92 @@ use core::marker::{
 /// in the driver's data. `ID` tells apart the jobs of one driver.
 pub trait DeviceWorkItem<const ID: u64 = 0>: Operations {
     /// Does the job, for `dev`. May sleep. Runs neither concurrently with
-    /// itself nor after [`DeviceWork::disable_sync`] returned.
+    /// itself, nor after [`DeviceWork::disable_sync`] returned, nor once
+    /// the [`Registration`](super::Registration) started to go.
     fn run(dev: &Device<Self>);
+}
+
+/// The gate the runs of every [`DeviceWork`] of a device pass, in the
+/// device's private area after the driver's data ([`Private`]).
+///
+/// [`Registration`](super::Registration) closes it before it unregisters
+/// the device or drops the data: [`Runs::close`] waits for the runs in
+/// progress, and a run that comes later finds it closed and returns
+/// without calling [`DeviceWorkItem::run`]. So no run sees the data
+/// while it drops, field by field, nor after, and no run makes a counted
+/// reference to the device after `unregister_netdev` waited for them all:
+/// one a run made before is waited for, as any other.
+///
+/// `state` is a leaf lock: held only for a few instructions, with no
+/// other lock taken under it, and not across a call of the driver.
+///
+/// # Invariants
+///
+/// `running` counts the runs between a successful [`Runs::enter`] and
+/// their [`Runs::leave`]; none enters once `closed` is set.
+#[pin_data]
+pub(super) struct Runs {
+    #[pin]
+    state: Mutex<RunsState>,
+    /// Signalled when `running` drops to zero.
+    #[pin]
+    idle: CondVar,
+}
+
+struct RunsState {
+    closed: bool,
+    running: usize,
+}
+
+impl Runs {
+    /// An open gate, no run in progress.
+    pub(super) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            state <- new_mutex!(
+                RunsState {
+                    closed: false,
+                    running: 0,
+                },
+                "Runs::state"
+            ),
+            idle <- new_condvar!("Runs::idle"),
+        })
+    }
+
+    /// Lets a run in, unless the gate is closed: then `false`, and the run
+    /// must not touch the data.
+    fn enter(&self) -> bool {
+        let mut state = self.state.lock();
+        if state.closed {
+            return false;
+        }
+        // INVARIANT: one more run in progress; it leaves when done. No
+        // overflow: each `DeviceWork`, in memory, runs once at a time.
+        state.running += 1;
+        true
+    }
+
+    /// Ends a run [`Runs::enter`] let in.
+    fn leave(&self) {
+        let mut state = self.state.lock();
+        // INVARIANT: the run that entered ends.
+        state.running -= 1;
+        if state.running == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    /// Closes the gate and waits for the runs in progress. Sleeps: process
+    /// context, and not from a run, which would wait for itself. Closing
+    /// again only waits (for no one).
+    pub(super) fn close(&self) {
+        let mut state = self.state.lock();
+        // INVARIANT: no run enters from here on.
+        state.closed = true;
+        while state.running > 0 {
+            self.idle.wait(&mut state);
+        }
+    }
 }
 
 /// A work item in a network driver's data `T`, which runs
@@ -42,8 +131,18 @@ pub trait DeviceWorkItem<const ID: u64 = 0>: Operations {
 /// It starts disabled: [`DeviceWork::enable`] lets it be queued, and
 /// [`DeviceWork::disable_sync`] waits for a run in progress, drops one
 /// pending and refuses new ones until it is enabled again; the calls
-/// nest, as those of C. Dropping it (with `T`) disables it, so no run
-/// outlives the data.
+/// nest, as those of C.
+///
+/// A driver need not disable it before the device goes, though it may
+/// (in [`Operations::stop`], say): [`Registration`](super::Registration)
+/// first closes the gate of the device's runs ([`Runs`]), waiting for a
+/// run in progress, so [`DeviceWorkItem::run`] is not called again, even
+/// for a run still pending or queued later. Only then does it unregister
+/// the device (which waits for every counted reference a run made) and
+/// drop the data, in which the work, dropped, disables itself and waits
+/// for a late run that only saw the gate closed. So no run sees the data
+/// partly dropped, fields declared before the work included, nor the
+/// device freed.
 ///
 /// # Invariants
 ///
@@ -176,17 +275,29 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
             return;
         }
         // SAFETY: `dev` holds `this` in its data (type invariant), so it
-        // is a device allocated for `T` that lives while `this` does;
-        // `this` lives until its drop disables it, which waits for this
-        // run.
+        // is a device allocated by `Registration::new` for `T`, whose
+        // private area is freed only after `this` is dropped, which waits
+        // for this run.
+        let runs = unsafe { Private::<T>::runs(dev) };
+        if !runs.enter() {
+            // The registration is going: the data may be dropping.
+            return;
+        }
+        // SAFETY: as above, allocated for `T`. The gate let the run in, so
+        // the registration has not closed it yet and waits for the run
+        // before it unregisters the device and drops `T`: `T` is whole,
+        // and the device registered or being set up, for the whole call.
         T::run(unsafe { Device::from_raw(dev) });
+        runs.leave();
     }
 }
 
 #[pinned_drop]
 impl<T: DeviceWorkItem<ID>, const ID: u64> PinnedDrop for DeviceWork<T, ID> {
     fn drop(self: Pin<&mut Self>) {
-        // No run after the data goes.
+        // A run pending or in progress is one the gate turned away (the
+        // data is dropping after the registration closed it); no run
+        // after the work goes.
         self.disable_sync();
     }
 }

@@ -301,3 +301,125 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> PinnedDrop for DeviceWork<T, ID> {
         self.disable_sync();
     }
 }
+
+#[macros::kunit_tests(rust_kernel_net_driver_work)]
+mod tests {
+    use super::*;
+    use crate::{
+        device::{
+            Bound,
+            Device as GenericDevice, //
+        },
+        faux,
+        net::{
+            driver::{
+                Busy,
+                LockedDevice,
+                Registration,
+                TxQueue, //
+            },
+            skbuff::SkBuff,
+        },
+        sync::{
+            atomic::Relaxed,
+            static_lock_class, //
+        },
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// The data's first field is alive.
+    static ALIVE: Atomic<bool> = Atomic::new(false);
+    /// Runs of the work.
+    static RUNS: Atomic<u32> = Atomic::new(0);
+    /// Runs that saw the first field dropped.
+    static LATE: Atomic<u32> = Atomic::new(0);
+
+    /// Dropped before the work, as it is declared before it.
+    struct Marker;
+
+    impl Drop for Marker {
+        fn drop(&mut self) {
+            ALIVE.store(false, Release);
+            // Time for a run of the work, had it not been stopped before.
+            fsleep(Delta::from_millis(50));
+        }
+    }
+
+    #[pin_data]
+    struct Poc {
+        marker: Marker,
+        #[pin]
+        work: DeviceWork<Poc>,
+    }
+
+    #[vtable]
+    impl Operations for Poc {
+        fn open(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn stop(_dev: &LockedDevice<Self>) -> Result {
+            // The work is left enabled, and reschedules itself.
+            Ok(())
+        }
+
+        fn start_xmit(
+            _dev: &Device<Self>,
+            _txq: &mut TxQueue<'_>,
+            skb: SkBuff,
+        ) -> Result<(), Busy> {
+            skb.consume();
+            Ok(())
+        }
+    }
+
+    impl DeviceWorkItem for Poc {
+        fn run(dev: &Device<Self>) {
+            if !ALIVE.load(Acquire) {
+                LATE.add(1, Relaxed);
+            }
+            RUNS.add(1, Relaxed);
+            dev.data().work.schedule(dev, 1, false);
+        }
+    }
+
+    #[test]
+    fn no_run_once_the_registration_goes() -> Result {
+        let faux = faux::Registration::new(c"rust_net_driver_work", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        ALIVE.store(true, Release);
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x01],
+            try_pin_init!(Poc {
+                marker: Marker,
+                work <- DeviceWork::new(
+                    c"rust_net_driver_work",
+                    static_lock_class!(),
+                    static_lock_class!()
+                ),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        dev.data().work.enable();
+        assert!(dev.data().work.schedule(dev, 0, false));
+        for _ in 0..100 {
+            if RUNS.load(Relaxed) >= 3 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert!(RUNS.load(Relaxed) >= 3);
+        // Drops `marker`, then `work`, after the device is unregistered.
+        drop(reg);
+        assert_eq!(LATE.load(Relaxed), 0);
+        Ok(())
+    }
+}

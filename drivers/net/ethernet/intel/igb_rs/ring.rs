@@ -908,12 +908,12 @@ impl TxRing {
     }
 
     /// Frees what the ring still holds, sent or not, and empties it; the
-    /// device no longer reads it.
-    pub(crate) fn reset(&mut self) {
+    /// device, `dev` (the ring's), no longer reads it.
+    pub(crate) fn reset(&mut self, dev: &Device<Bound>) {
         for slot in self.slots.iter_mut() {
             if let Some(m) = slot.map.take() {
                 // The transmit unit is stopped.
-                m.unmap(&self.mapper);
+                m.unmap(&self.mapper, dev);
             }
             if let Some(skb) = slot.skb.take() {
                 skb.drop_reason(DropReason::DevReady);
@@ -983,13 +983,13 @@ impl TxRing {
     }
 
     /// Unmaps descriptors `from` up to `to` (not included), which the
-    /// device is done with: sent, or never handed over (the tail was not
-    /// moved past them).
-    fn unmap(&mut self, from: usize, to: usize) {
+    /// device, `dev`, is done with: sent, or never handed over (the tail
+    /// was not moved past them).
+    fn unmap(&mut self, dev: &Device<Bound>, from: usize, to: usize) {
         let mut j = from;
         while j != to {
             if let Some(m) = self.slots.get_mut(j).and_then(|s| s.map.take()) {
-                m.unmap(&self.mapper);
+                m.unmap(&self.mapper, dev);
             }
             j = self.next(j);
         }
@@ -1061,7 +1061,7 @@ impl TxRing {
             let (mut addr, mut rest) = (m.addr(), m.len());
             if rest == 0 {
                 // The device never saw it.
-                m.unmap(mapper);
+                m.unmap(mapper, dev);
                 return Ok(());
             }
             // The mapping is undone with the piece's first descriptor.
@@ -1090,7 +1090,7 @@ impl TxRing {
                 // Through `i`: a piece's mapping goes on its first slot
                 // before its descriptors are written.
                 let end = self.next(i);
-                self.unmap(first, end);
+                self.unmap(dev, first, end);
                 skb.drop_reason(DropReason::NoMem);
                 return Err(TxError::Dropped);
             }
@@ -1099,7 +1099,7 @@ impl TxRing {
         let Some(slot) = self.slots.get_mut(first) else {
             // As for a descriptor outside the ring, above; the tail has
             // not moved, so the device saw none of it.
-            self.unmap(first, i);
+            self.unmap(dev, first, i);
             skb.drop_reason(DropReason::DevReady);
             return Err(TxError::Dropped);
         };
@@ -1119,10 +1119,14 @@ impl TxRing {
         })
     }
 
-    /// Frees the frames the device sent, into the NAPI caches from the
-    /// queue's poll `napi`, as any context frees them without; returns how
-    /// many, and their bytes.
-    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, QueuePair>>) -> (u32, u32) {
+    /// Frees the frames the device, `dev` (the ring's), sent, into the
+    /// NAPI caches from the queue's poll `napi`, as any context frees them
+    /// without; returns how many, and their bytes.
+    pub(crate) fn clean(
+        &mut self,
+        dev: &Device<Bound>,
+        napi: Option<&NapiPoll<'_, QueuePair>>,
+    ) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1142,7 +1146,7 @@ impl TxRing {
                 .slots
                 .get_mut(first)
                 .map_or((None, 0), |s| (s.skb.take(), s.bytes));
-            self.unmap(first, self.next(eop));
+            self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
                 match napi {

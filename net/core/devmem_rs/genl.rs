@@ -556,7 +556,7 @@ mod tests {
         // with C's errno and message.
         assert_eq!(got.err(), Some(EEXIST));
         assert_eq!(
-            extack.msg().map(|m| m.to_bytes()),
+            extack_buf.msg().map(|m| m.to_bytes()),
             Some(&b"designated queue already memory provider bound"[..])
         );
         // Queue 0 was closed again; queue 1 kept its binding.

@@ -245,6 +245,23 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         pools.get_mut(id.slot).and_then(Option::as_mut)
     }
 
+    /// The page pool the instance holds as `id`, shared: what a buffer of
+    /// it needs to be synced for the CPU or addressed
+    /// ([`PoolNetmem::sync_for_cpu`]),
+    /// alongside the poll's other uses of `self`. `None` for an `id` it
+    /// does not hold.
+    #[cfg(CONFIG_PAGE_POOL)]
+    pub fn pool_ref(&self, id: PoolId) -> Option<&Pool> {
+        if id.napi != self.napi.as_raw() {
+            return None;
+        }
+        // SAFETY: in the instance's poll, which alone uses the pools while
+        // it may be polled (type invariant of `Napi`); `&self` keeps this
+        // poll's only `NapiRx` from lending a pool out mutably meanwhile.
+        let pools = unsafe { &*self.napi.pools.get() };
+        pools.get(id.slot).and_then(Option::as_ref)
+    }
+
     /// Hands a received packet to the stack through GRO
     /// (`napi_gro_receive`).
     pub fn gro_receive(&self, skb: SkBuff) {

@@ -270,8 +270,27 @@ impl<'a, const N: usize> Nested<'a, N> {
 ///
 /// # Invariants
 ///
-/// `raw` is null or points to a `netlink_ext_ack` that is valid and not
-/// used by anyone else for `'a`.
+/// `raw` is null or points to a `netlink_ext_ack` that is valid for `'a`
+/// and, during `'a`, used only through `ExtAck`s on one thread (and the C
+/// functions they hand it to), which keep no reference into it across
+/// calls.
+///
+/// So an `ExtAck` has no getter: a message read back would be a reference
+/// into the extended ACK's own buffer, which the next formatted message
+/// rewrites. An [`ExtAckBuf`] is read once the `ExtAck` it lent is gone:
+///
+/// ```ignore,compile_fail,E0502
+/// use kernel::net::netlink::request::ExtAckBuf;
+///
+/// fn read_while_reporting() -> Result {
+///     let mut buf = ExtAckBuf::new(GFP_KERNEL)?;
+///     let e = buf.ext_ack();
+///     let m = buf.msg();
+///     e.set_msg(c"x");
+///     drop(m);
+///     Ok(())
+/// }
+/// ```
 pub struct ExtAck<'a> {
     raw: *mut bindings::netlink_ext_ack,
     _req: PhantomData<&'a mut bindings::netlink_ext_ack>,
@@ -282,8 +301,9 @@ impl<'a> ExtAck<'a> {
     ///
     /// # Safety
     ///
-    /// `raw` is null or valid for `'a`, and only used through the returned
-    /// value during `'a`.
+    /// `raw` is null or valid for `'a`, and during `'a` only used through
+    /// `ExtAck`s on this thread (the returned one, and others made for the
+    /// same request) and the C functions they hand it to.
     pub unsafe fn from_raw(raw: *mut bindings::netlink_ext_ack) -> Self {
         // INVARIANT: per the caller.
         Self {
@@ -300,9 +320,12 @@ impl<'a> ExtAck<'a> {
 
     fn with(&self, f: impl FnOnce(&mut bindings::netlink_ext_ack)) {
         if !self.raw.is_null() {
-            // SAFETY: non-null `raw` is valid and ours for `'a`, by the type
-            // invariant; `&self` is not `Sync`-shared (`ExtAck` is not
-            // `Sync`), so this is the only reference.
+            // SAFETY: non-null `raw` is valid for `'a`, by the type
+            // invariant. No other reference to it exists while `f` runs:
+            // it is used only through `ExtAck`s on this thread, which hand
+            // out no reference into it (there is no getter) and make one
+            // only here, for the span of a closure that does not call back
+            // into an `ExtAck`.
             f(unsafe { &mut *self.raw })
         }
     }
@@ -378,18 +401,21 @@ impl<'a> ExtAck<'a> {
             e._msg = e._msg_buf.as_ptr();
         });
     }
+}
 
-    /// The message reported so far, if any.
-    pub fn msg(&self) -> Option<&CStr> {
-        if self.raw.is_null() {
-            return None;
-        }
-        // SAFETY: `raw` is valid, by the type invariant.
-        let m = unsafe { (*self.raw)._msg };
-        // SAFETY: `_msg` is null or a NUL-terminated string that lives at
-        // least as long as the extended ACK (static, or its own buffer).
-        (!m.is_null()).then(|| unsafe { CStr::from_char_ptr(m) })
-    }
+/// The message of the extended ACK at `raw`, if any.
+///
+/// # Safety
+///
+/// `raw` points to a `netlink_ext_ack` whose `_msg` is null or a
+/// NUL-terminated string (static, or in its own `_msg_buf`), and nothing
+/// writes to either during `'b`.
+unsafe fn msg_at<'b>(raw: *const bindings::netlink_ext_ack) -> Option<&'b CStr> {
+    // SAFETY: `raw` is valid, per the caller.
+    let m = unsafe { (*raw)._msg };
+    // SAFETY: a non-null `_msg` is a NUL-terminated string left unchanged
+    // for `'b`, per the caller.
+    (!m.is_null()).then(|| unsafe { CStr::from_char_ptr(m) })
 }
 
 /// An extended ACK of one's own, empty until a handler reports into it:
@@ -403,12 +429,22 @@ impl ExtAckBuf {
     }
 
     /// The extended ACK, for the handler to report into and the caller to
-    /// read back ([`ExtAck::msg`]).
+    /// read back with [`ExtAckBuf::msg`] once it is done.
     pub fn ext_ack(&mut self) -> ExtAck<'_> {
         // SAFETY: all zeroes is an empty `netlink_ext_ack`; it lives in
         // the box, which the `&mut` borrow keeps alive and unshared for
         // the lifetime of the result.
         unsafe { ExtAck::from_raw(self.0.get()) }
+    }
+
+    /// The message reported so far, if any.
+    pub fn msg(&self) -> Option<&CStr> {
+        // SAFETY: the box holds a `netlink_ext_ack` that only `ExtAck`s
+        // lent by `ext_ack` wrote, and they leave `_msg` null, static or
+        // pointing into `_msg_buf`, NUL-terminated. None is alive while
+        // `self` is borrowed shared (`ext_ack` borrows it mutably), so
+        // nothing writes to it for the lifetime of the result.
+        unsafe { msg_at(self.0.get()) }
     }
 }
 
@@ -630,11 +666,15 @@ mod tests {
         // SAFETY: a well-formed table of NLA_U32 entries.
         let policy = unsafe { Policy::new(&table) };
         let mut raw = zeroed_extack()?;
-        // SAFETY: `raw` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
-        assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
+        {
+            // SAFETY: `raw` is valid and used only through `extack` here.
+            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
+        }
+        // SAFETY: only `extack` wrote to `raw`, and nothing does now.
+        let msg = unsafe { msg_at(&raw const *raw) };
         assert_eq!(
-            extack.msg().map(|m| m.to_bytes()),
+            msg.map(|m| m.to_bytes()),
             Some(&b"NLA_F_NESTED is missing"[..])
         );
         assert_eq!(raw.bad_attr, attr.as_raw());
@@ -657,11 +697,13 @@ mod tests {
             // SAFETY: `raw` is valid and used only through `extack` here.
             let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
             assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
-            assert_eq!(
-                extack.msg().map(|m| m.to_bytes()),
-                Some(&b"invalid attribute length"[..])
-            );
         }
+        // SAFETY: only `extack` wrote to `raw`, and nothing does now.
+        let msg = unsafe { msg_at(&raw const *raw) };
+        assert_eq!(
+            msg.map(|m| m.to_bytes()),
+            Some(&b"invalid attribute length"[..])
+        );
         let bad = Attrs::new(attr.payload()).next().ok_or(EINVAL)?;
         assert_eq!(raw.bad_attr, bad.as_raw());
 
@@ -686,11 +728,15 @@ mod tests {
     #[test]
     fn formatted_message_fits() -> Result {
         let mut raw = zeroed_extack()?;
-        // SAFETY: `raw` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
-        extack.set_msg_fmt(fmt!("DMA device mismatch between queue {} and {}", 3, 1));
+        {
+            // SAFETY: `raw` is valid and used only through `extack` here.
+            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            extack.set_msg_fmt(fmt!("DMA device mismatch between queue {} and {}", 3, 1));
+        }
+        // SAFETY: only `extack` wrote to `raw`, and nothing does now.
+        let msg = unsafe { msg_at(&raw const *raw) };
         assert_eq!(
-            extack.msg().map(|m| m.to_bytes()),
+            msg.map(|m| m.to_bytes()),
             Some(&b"DMA device mismatch between queue 3 and 1"[..])
         );
         assert_eq!(raw._msg, raw._msg_buf.as_ptr());
@@ -699,16 +745,14 @@ mod tests {
 
     #[test]
     fn long_formatted_message_is_cut_like_c() -> Result {
-        let mut raw = zeroed_extack()?;
-        // SAFETY: `raw` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        let mut buf = ExtAckBuf::new(GFP_KERNEL)?;
         let addr: u64 = 0x1_0000_0800;
-        extack.set_msg_fmt(fmt!(
+        buf.ext_ack().set_msg_fmt(fmt!(
             "dmabuf sg entry (addr={addr:#018x}, len={}) not aligned to niov size {}",
             4096,
             4096
         ));
-        let msg = extack.msg().ok_or(EINVAL)?;
+        let msg = buf.msg().ok_or(EINVAL)?;
         assert_eq!(msg.to_bytes().len(), MAX_FMTMSG_LEN - 1);
         assert_eq!(
             msg.to_bytes(),
@@ -724,7 +768,23 @@ mod tests {
         extack.set_msg(c"nobody hears this");
         extack.set_msg_fmt(fmt!("nor {}", "this"));
         extack.set_missing(None, 3);
-        assert!(extack.msg().is_none());
+    }
+
+    #[test]
+    fn buffer_reads_back_the_last_message() -> Result {
+        let mut buf = ExtAckBuf::new(GFP_KERNEL)?;
+        assert!(buf.msg().is_none());
+        buf.ext_ack().set_msg(c"first");
+        let first = buf.msg().ok_or(EINVAL)?.to_bytes().len();
+        // A message made of the one read back, as the aliasing `ExtAck`
+        // getter once allowed, now copies it out first.
+        buf.ext_ack()
+            .set_msg_fmt(fmt!("{} bytes, then a second", first));
+        assert_eq!(
+            buf.msg().map(|m| m.to_bytes()),
+            Some(&b"5 bytes, then a second"[..])
+        );
+        Ok(())
     }
 
     #[test]

@@ -158,7 +158,7 @@ impl<'a> Params<'a> {
     /// Neither maps the pool's buffers for DMA nor syncs them: a pool of
     /// memory only the CPU touches (a software device's, or a benchmark of
     /// the pool itself). Its buffers have no DMA address
-    /// ([`PoolNetmem::dma_addr`] gives 0) and nothing to sync
+    /// ([`PoolNetmem::dma_addr`] gives `None`) and nothing to sync
     /// ([`PoolNetmem::sync_for_cpu`] does nothing). A memory provider
     /// refuses such a pool: [`Pool::new`] fails with `EOPNOTSUPP` on a
     /// queue that has one.
@@ -293,7 +293,6 @@ impl Pool {
             offset: 0,
             size,
             pool: self.ptr,
-            mapped: self.mapped,
         })
     }
 
@@ -316,7 +315,6 @@ impl Pool {
             offset,
             size,
             pool: self.ptr,
-            mapped: self.mapped,
         })
     }
 }
@@ -348,14 +346,19 @@ impl Drop for Pool {
 /// `netmem` came from `pool`, with one reference that this object holds;
 /// the buffer is the `size` bytes `offset` bytes into it, and nothing else
 /// uses them while the reference is out. The pool's memory stays allocated
-/// while the reference is out. `mapped` says whether the pool maps its
-/// buffers for DMA.
+/// while the reference is out; the pool's DMA mapping of it does not: once
+/// the [`Pool`] is dropped (`page_pool_destroy`), the page pool core unmaps
+/// every buffer still out. So what uses the mapping ([`dma_addr`],
+/// [`sync_for_cpu`]) takes the pool, borrowed, as proof that it is still
+/// there.
+///
+/// [`dma_addr`]: PoolNetmem::dma_addr
+/// [`sync_for_cpu`]: PoolNetmem::sync_for_cpu
 pub struct PoolNetmem {
     netmem: NetmemRef,
     offset: u32,
     size: u32,
     pool: NonNull<bindings::page_pool>,
-    mapped: bool,
 }
 
 // SAFETY: a reference may be given back from any thread.
@@ -388,25 +391,50 @@ impl PoolNetmem {
         !self.netmem.is_net_iov()
     }
 
-    /// The device's address of the buffer; 0 for a buffer of a pool that
-    /// does not map ([`Params::unmapped`]), which no device may be given.
-    pub fn dma_addr(&self) -> DmaAddress {
-        if !self.mapped {
-            // The page pool stores no address for it: what the field holds
-            // is left over from the page's last use.
-            return 0;
+    /// Whether the buffer came from `pool`.
+    pub fn is_from(&self, pool: &Pool) -> bool {
+        self.pool == pool.ptr
+    }
+
+    /// The device's address of the buffer, in the mapping of `pool`, the
+    /// pool it came from; `None` for another pool (the buffer's mapping
+    /// is not `pool`'s to vouch for) and for a pool that does not map
+    /// ([`Params::unmapped`]).
+    ///
+    /// Borrowing the pool proves it is not destroyed, which would unmap
+    /// the buffer and leave a stale address behind:
+    ///
+    /// ```ignore,compile_fail,E0382
+    /// use kernel::net::page_pool::Pool;
+    ///
+    /// fn stale(mut pool: Pool) {
+    ///     if let Some(buf) = pool.alloc() {
+    ///         drop(pool);
+    ///         let _ = buf.dma_addr(&pool);
+    ///     }
+    /// }
+    /// ```
+    pub fn dma_addr(&self, pool: &Pool) -> Option<DmaAddress> {
+        // A pool that does not map stores no address: what the field holds
+        // is left over from the page's last use.
+        if !self.is_from(pool) || !pool.mapped {
+            return None;
         }
-        // SAFETY: the pool mapped the memory (`PP_FLAG_DMA_MAP`); the
-        // reference keeps the mapping.
+        // SAFETY: `pool`, alive while borrowed, is the buffer's (checked
+        // above) and maps its buffers: the reference keeps the buffer
+        // mapped while the pool lives.
         let base = unsafe { bindings::page_pool_get_dma_addr_netmem(self.netmem.as_raw()) };
-        base + DmaAddress::from(self.offset)
+        Some(base + DmaAddress::from(self.offset))
     }
 
     /// Makes the `len` bytes the device wrote `off` bytes into the buffer
     /// visible to the CPU, unless the pool does not sync (provider memory)
-    /// or does not map. A range past the buffer's end is cut at it.
-    /// Returns the range, which the CPU may read from now on
-    /// ([`Synced::copy_to`]); only a synced range can be read:
+    /// or does not map. `pool` is the pool the buffer came from, borrowed
+    /// as proof that its mapping of the buffer is still there; for another
+    /// pool nothing is synced and the range is empty (a driver's bug: the
+    /// buffer's bytes are not the device's). A range past the buffer's
+    /// end is cut at it. Returns the range, which the CPU may read from
+    /// now on ([`Synced::copy_to`]); only a synced range can be read:
     ///
     /// ```ignore,compile_fail,E0599
     /// use kernel::net::page_pool::PoolNetmem;
@@ -420,27 +448,52 @@ impl PoolNetmem {
     /// given back to the pool (or to an skb):
     ///
     /// ```ignore,compile_fail,E0505
-    /// use kernel::net::page_pool::PoolNetmem;
+    /// use kernel::net::page_pool::{
+    ///     Pool,
+    ///     PoolNetmem, //
+    /// };
     ///
-    /// fn peek_late(buf: PoolNetmem, head: &mut [u8; 64]) {
-    ///     let synced = buf.sync_for_cpu(0, 64);
+    /// fn peek_late(pool: &Pool, buf: PoolNetmem, head: &mut [u8; 64]) {
+    ///     let synced = buf.sync_for_cpu(pool, 0, 64);
     ///     drop(buf);
     ///     let _ = synced.copy_to(head);
     /// }
     /// ```
-    pub fn sync_for_cpu(&self, off: u32, len: u32) -> Synced<'_> {
+    ///
+    /// The sync needs the pool alive: once destroyed, the page pool core
+    /// has unmapped the buffer but left the address and the sync flag, and
+    /// a sync of the stale address could, with bounce buffers, copy a
+    /// slot that is now another mapping's over memory the CPU does not
+    /// own:
+    ///
+    /// ```ignore,compile_fail,E0382
+    /// use kernel::net::page_pool::Pool;
+    ///
+    /// fn sync_late(mut pool: Pool, head: &mut [u8; 64]) {
+    ///     if let Some(buf) = pool.alloc() {
+    ///         drop(pool);
+    ///         let _ = buf.sync_for_cpu(&pool, 0, 64).copy_to(head);
+    ///     }
+    /// }
+    /// ```
+    pub fn sync_for_cpu(&self, pool: &Pool, off: u32, len: u32) -> Synced<'_> {
         let off = off.min(self.size);
-        let len = len.min(self.size - off);
+        let len = if self.is_from(pool) {
+            len.min(self.size - off)
+        } else {
+            0
+        };
         // The page pool would sync an unmapped pool's buffer at whatever
         // address the page holds (it turns syncing for the CPU on for
         // every pool).
-        if self.mapped {
-            // SAFETY: the pool is alive while the reference is out, and
-            // maps its buffers (checked above); the range is inside the
-            // buffer, so inside the pool's mapping of it.
+        if pool.mapped && len > 0 {
+            // SAFETY: `pool`, alive while borrowed, is the buffer's (or
+            // `len` would be 0) and maps its buffers (checked above), so
+            // the reference keeps the buffer mapped; the range is inside
+            // the buffer, so inside the pool's mapping of it.
             unsafe {
                 bindings::page_pool_dma_sync_netmem_for_cpu(
-                    self.pool.as_ptr(),
+                    pool.ptr.as_ptr(),
                     self.netmem.as_raw(),
                     self.offset + off,
                     len,
@@ -477,7 +530,9 @@ impl Drop for PoolNetmem {
 
 /// A range of a [`PoolNetmem`] synced for the CPU
 /// ([`PoolNetmem::sync_for_cpu`]): what the device wrote there before the
-/// sync is what the CPU reads.
+/// sync is what the CPU reads. Reading it needs no pool: it goes through
+/// the kernel's mapping of the page, which the buffer's reference keeps
+/// allocated, not through the DMA API.
 ///
 /// Reads copy the bytes out with `memcpy`, as the [`dma`](crate::dma)
 /// module reads memory a device may write: nothing here takes the
@@ -581,9 +636,9 @@ mod tests {
         let buf = pool.alloc().ok_or(ENOMEM)?;
         assert!(buf.is_readable());
         assert_eq!(buf.size(), PAGE);
-        assert_eq!(buf.dma_addr(), 0);
+        assert_eq!(buf.dma_addr(&pool), None);
         // Nothing to sync, and nothing to sync with.
-        let synced = buf.sync_for_cpu(0, PAGE);
+        let synced = buf.sync_for_cpu(&pool, 0, PAGE);
         assert_eq!(synced.len(), PAGE);
         let mut head = [0xffu8; 64];
         synced.copy_to(&mut head)?;
@@ -593,9 +648,31 @@ mod tests {
         assert!(synced.copy_to(&mut page[..PAGE_SIZE]).is_ok());
         assert_eq!(synced.copy_to(&mut page), Err(EINVAL));
         // A range past the end is cut at it.
-        assert_eq!(buf.sync_for_cpu(PAGE - 16, 64).len(), 16);
-        assert_eq!(buf.sync_for_cpu(PAGE + 1, 1).len(), 0);
+        assert_eq!(buf.sync_for_cpu(&pool, PAGE - 16, 64).len(), 16);
+        assert_eq!(buf.sync_for_cpu(&pool, PAGE + 1, 1).len(), 0);
         drop(buf);
+        Ok(())
+    }
+
+    #[test]
+    fn another_pool_neither_syncs_nor_addresses_a_buffer() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        let other = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        let buf = pool.alloc().ok_or(ENOMEM)?;
+        assert!(buf.is_from(&pool) && !buf.is_from(&other));
+        assert_eq!(buf.dma_addr(&other), None);
+        // Nothing synced: the range is empty, and nothing can be read.
+        let synced = buf.sync_for_cpu(&other, 0, PAGE);
+        assert!(synced.is_empty());
+        let mut head = [0u8; 1];
+        assert_eq!(synced.copy_to(&mut head), Err(EINVAL));
+        // Its own pool still reads it whole.
+        assert_eq!(buf.sync_for_cpu(&pool, 0, PAGE).len(), PAGE);
+        drop(buf);
+        drop(other);
         Ok(())
     }
 

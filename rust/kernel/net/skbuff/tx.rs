@@ -136,8 +136,16 @@ enum MapKind {
 
 /// Maps packets for one device to read ([`SkBuff::map_for_tx`]) and undoes
 /// those mappings ([`TxMap::unmap`]): a transmit ring's, made once with
-/// it. It holds a reference to its device, so the device its mappings
-/// were made for is still there to undo them.
+/// it.
+///
+/// It holds a reference to its device, which names the device (its
+/// address is not reused while the mapper lives) but does not keep it
+/// bound: a mapper may outlive its driver's binding (hot removal), after
+/// which the device's DMA setup (its IOMMU domain, its DMA ops) may be
+/// gone, and an unmap would take another path than the map did, say
+/// treat an IOVA as a physical address and free other mappings' bounce
+/// buffers. So both mapping and unmapping take the device, bound, and
+/// check that it is the mapper's.
 ///
 /// # Invariants
 ///
@@ -165,15 +173,18 @@ impl TxMapper {
 /// frag, for one transmit descriptor. [`TxMap::unmap`] undoes the mapping;
 /// dropping it without leaks the mapping.
 ///
-/// Unmapping is safe whenever it happens. The mapping is for the device
-/// to read (`DMA_TO_DEVICE`): a device still reading after the unmap
-/// reads whatever the address leads to by then (an IOMMU fault, or a
-/// reused bounce buffer), so the frame on the wire is wrong, but nothing
-/// is written to the CPU's memory and no bounce buffer is copied back.
-/// Drivers unmap once the device reports the part sent. What must hold is
-/// that a mapping is undone once, for the device it was made for: the
-/// mapping names the [`TxMapper`] that made it, which alone undoes it, and
-/// [`TxMap::unmap`] takes it by value.
+/// Unmapping while the device still reads the part is no undefined
+/// behaviour on the CPU's side: the mapping is for the device to read
+/// (`DMA_TO_DEVICE`), so nothing is written to the CPU's memory and no
+/// bounce buffer is copied back. It is an information leak onto the wire,
+/// though: the device reads whatever the address leads to by then (an
+/// IOMMU fault, another mapping's reused bounce buffer, or, without an
+/// IOMMU, the packet's memory freed and reused) and sends it. Drivers
+/// unmap once the device reports the part sent, or its queue is stopped.
+/// What must hold for soundness is that a mapping is undone once, for the
+/// device it was made for, while that device is bound: the mapping names
+/// the [`TxMapper`] that made it, which alone undoes it, [`TxMap::unmap`]
+/// takes it by value, and takes the mapper's device, bound.
 ///
 /// # Invariants
 ///
@@ -204,33 +215,63 @@ impl TxMap {
         self.len == 0
     }
 
+    /// Whether `mapper` made the mapping and `dev` is the mapper's device:
+    /// what undoing it takes.
+    fn undone_by(&self, mapper: &TxMapper, dev: &Device<Bound>) -> bool {
+        mapper.id == self.mapper && mapper.dev.as_raw() == dev.as_raw()
+    }
+
     /// Undoes the mapping, once the device no longer reads it. `mapper` is
-    /// the mapper that made it; for another, it warns and leaks the
-    /// mapping instead.
+    /// the mapper that made it and `dev` its device, bound; for another
+    /// mapper or device, it warns and leaks the mapping instead.
     ///
     /// A mapping is undone once: unmapping it takes it.
     ///
     /// ```ignore,compile_fail,E0382
-    /// use kernel::net::skbuff::{
-    ///     TxMap,
-    ///     TxMapper, //
+    /// use kernel::{
+    ///     device::{
+    ///         Bound,
+    ///         Device, //
+    ///     },
+    ///     net::skbuff::{
+    ///         TxMap,
+    ///         TxMapper, //
+    ///     },
     /// };
     ///
-    /// fn twice(mapper: &TxMapper, m: TxMap) {
-    ///     m.unmap(mapper);
-    ///     m.unmap(mapper);
+    /// fn twice(mapper: &TxMapper, dev: &Device<Bound>, m: TxMap) {
+    ///     m.unmap(mapper, dev);
+    ///     m.unmap(mapper, dev);
     /// }
     /// ```
-    pub fn unmap(self, mapper: &TxMapper) {
-        if crate::warn_on!(mapper.id != self.mapper) {
+    ///
+    /// and only while the device is bound, not with the mapper's reference
+    /// to it alone, which outlives an unbind:
+    ///
+    /// ```ignore,compile_fail,E0308
+    /// use kernel::{
+    ///     device::Device,
+    ///     net::skbuff::{
+    ///         TxMap,
+    ///         TxMapper, //
+    ///     },
+    /// };
+    ///
+    /// fn after_unbind(mapper: &TxMapper, dev: &Device, m: TxMap) {
+    ///     m.unmap(mapper, dev);
+    /// }
+    /// ```
+    pub fn unmap(self, mapper: &TxMapper, dev: &Device<Bound>) {
+        if crate::warn_on!(!self.undone_by(mapper, dev)) {
             return;
         }
-        let dev = mapper.dev.as_raw();
+        let dev = dev.as_raw();
         let dir = DataDirection::ToDevice.into();
-        // SAFETY: `mapper` made the mapping (its `id` is unique, checked
-        // above), for its device, which its reference keeps, in this
-        // direction and length (type invariant); `self` is taken, so the
-        // mapping is undone once.
+        // SAFETY: `mapper` made the mapping (its `id` is unique), for its
+        // device, in this direction and length (type invariant), and that
+        // device is `dev` (both checked above), bound while borrowed, so
+        // with the DMA setup the mapping was made with; `self` is taken,
+        // so the mapping is undone once.
         unsafe {
             match self.kind {
                 MapKind::Single => {
@@ -391,7 +432,8 @@ impl SkBuff {
     /// linear part (unless empty), then each frag; `net_iov` frags have
     /// their provider's addresses. Hands each part to `f` in order. Stops
     /// at the first error (of the mapping, or of `f`); the parts handed
-    /// over are `f`'s to unmap. `EINVAL` if `mapper` is another device's.
+    /// over are `f`'s to unmap ([`TxMap::unmap`], with `dev`). `EINVAL` if
+    /// `mapper` is another device's.
     pub fn map_for_tx(
         &self,
         dev: &Device<Bound>,
@@ -568,6 +610,33 @@ mod tests {
         let (a, b) = (TxMapper::new(dev), TxMapper::new(dev));
         assert_ne!(a.id, b.id);
         assert_eq!(a.dev.as_raw(), b.dev.as_raw());
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_mappers_device_undoes_a_mapping() -> Result {
+        let faux = crate::faux::Registration::new(c"rust-skbuff-test", None)?;
+        let fdev: &crate::faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let other = crate::faux::Registration::new(c"rust-skbuff-test-other", None)?;
+        let fother: &crate::faux::Device<Bound> = other.as_ref();
+        let other_dev: &Device<Bound> = fother.as_ref();
+        let (mapper, other_mapper) = (TxMapper::new(dev), TxMapper::new(other_dev));
+        // INVARIANT: a `net_iov` part, whose mapping is its provider's and
+        // never undone here: nothing is unmapped whoever undoes it.
+        let m = TxMap {
+            addr: 0,
+            len: 0,
+            kind: MapKind::NetIov,
+            mapper: mapper.id,
+        };
+        assert!(m.undone_by(&mapper, dev));
+        // Another bound device, with the mapper or its own: warns and
+        // leaks, rather than unmap on a device the mapping is not of.
+        assert!(!m.undone_by(&mapper, other_dev));
+        assert!(!m.undone_by(&other_mapper, other_dev));
+        assert!(!m.undone_by(&other_mapper, dev));
+        m.unmap(&mapper, dev);
         Ok(())
     }
 

@@ -331,8 +331,9 @@ impl Nic {
     }
 
     /// Programs MSI-X routing, the rings and the receive and transmit
-    /// units, and gives the receive rings their buffers.
-    fn configure(&self) -> Result {
+    /// units of `parent`, the device, and gives the receive rings their
+    /// buffers.
+    fn configure(&self, parent: &kernel::device::Device<Bound>) -> Result {
         self.wr(GPIE, GPIE_MSIX_MODE | GPIE_PBA | GPIE_EIAME | GPIE_NSICR);
         self.wr(IVAR_MISC, (VEC_OTHER | IVAR_VALID) << 8);
         for q in &self.queues {
@@ -364,7 +365,7 @@ impl Nic {
             // sleep.
             let ring = {
                 let mut tx = q.tx.lock();
-                tx.reset();
+                tx.reset(parent);
                 hw::Ring {
                     dma: tx.dma_address(),
                     // CAST: at most 64 KiB.
@@ -664,7 +665,7 @@ impl Operations for Nic {
             drop(q.put_rx(ring));
             Ok(())
         });
-        if let Err(e) = prepared.and_then(|()| nic.configure()) {
+        if let Err(e) = prepared.and_then(|()| nic.configure(dev.parent())) {
             // The core does not call `stop` after a failed open: give back
             // what the pairs before the failure got, once the queues are
             // off. Removing a NAPI destroys the pool its ring gave it.
@@ -672,7 +673,7 @@ impl Operations for Nic {
             for q in nic.active() {
                 drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
                 if let Some(off) = stopped.tx(q.idx) {
-                    q.reset_tx(off);
+                    q.reset_tx(dev.parent(), off);
                 }
                 if let Some(napi) = q.napi.added() {
                     napi.remove(dev);
@@ -724,7 +725,7 @@ impl Operations for Nic {
             // says so); the pools go outside the lock.
             drop(stopped.rx(q.idx).and_then(|off| q.take_rx(off)));
             if let Some(off) = stopped.tx(q.idx) {
-                q.reset_tx(off);
+                q.reset_tx(dev.parent(), off);
             }
             if let Some(napi) = q.napi.added() {
                 // Disabled above: byte queue limits forget the frames the
@@ -810,7 +811,7 @@ impl Operations for Nic {
             q.tso_wire_bytes.add(sent.bytes.into(), Relaxed);
         }
         if tx.unused() < ring::TX_FRAME_MAX {
-            q.complete_tx(&mut tx, None);
+            q.complete_tx(dev.parent(), &mut tx, None);
             if tx.unused() < ring::TX_FRAME_MAX {
                 dev.stop_queue(qi);
                 q.tx_stops.add(1, Relaxed);

@@ -167,10 +167,11 @@ impl QueuePair {
     }
 
     /// Empties the transmit ring, now that the queue does no DMA (`off`,
-    /// which must be the pair's): frames not sent are freed.
-    pub(crate) fn reset_tx(&self, off: hw::TxOff) {
+    /// which must be the pair's): frames not sent are freed, and their
+    /// mappings for `dev`, the device, undone.
+    pub(crate) fn reset_tx(&self, dev: &kernel::device::Device<Bound>, off: hw::TxOff) {
         if off.queue() == self.idx {
-            self.tx.lock().reset();
+            self.tx.lock().reset(dev);
         }
     }
 
@@ -194,9 +195,15 @@ impl QueuePair {
     /// `napi`) through the poll, scheduled here, which alone tells a
     /// queue's completions. Returns whether frames were freed: from the
     /// poll, by it or outside it since its last run, so that the poll
-    /// wakes a queue stopped for room that the watchdog made.
-    pub(crate) fn complete_tx(&self, tx: &mut TxRing, napi: Option<&NapiPoll<'_, Self>>) -> bool {
-        let (frames, bytes) = tx.clean(napi);
+    /// wakes a queue stopped for room that the watchdog made. `dev` is the
+    /// device, which the ring's mappings are undone for.
+    pub(crate) fn complete_tx(
+        &self,
+        dev: &kernel::device::Device<Bound>,
+        tx: &mut TxRing,
+        napi: Option<&NapiPoll<'_, Self>>,
+    ) -> bool {
+        let (frames, bytes) = tx.clean(dev, napi);
         match napi {
             Some(napi) => {
                 let (f, b) = tx.take_unreported();
@@ -217,7 +224,7 @@ impl QueuePair {
 
     fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
         let mut tx = self.tx.lock();
-        if self.complete_tx(&mut tx, Some(napi))
+        if self.complete_tx(dev.parent(), &mut tx, Some(napi))
             && dev.queue_stopped(self.txq())
             && tx.unused() >= ring::TX_FRAME_MAX
         {

@@ -147,6 +147,11 @@ pub(crate) struct RxRing {
     bufs: KVec<Option<PoolNetmem>>,
     /// Header buffers of the armed descriptors, with header split.
     hdrs: KVec<Option<PoolNetmem>>,
+    /// What the armed descriptors were given: the device's addresses of
+    /// their packet (past the headroom) and header buffers (0 without
+    /// header split), from the pools when the buffers were armed, so that
+    /// [`RxRing::rearm`] writes them again without the pools.
+    addrs: KVec<(DmaAddress, DmaAddress)>,
     /// Payload buffers: host pages, or the queue's memory provider's. The
     /// ring's own while it is filled from process context, then the
     /// queue's NAPI's ([`RxRing::attach_napi`]).
@@ -341,14 +346,17 @@ impl RxRing {
         };
         let mut bufs = KVec::with_capacity(size, GFP_KERNEL)?;
         let mut hdrs = KVec::with_capacity(size, GFP_KERNEL)?;
+        let mut addrs = KVec::with_capacity(size, GFP_KERNEL)?;
         for _ in 0..size {
             bufs.push(None, GFP_KERNEL)?;
             hdrs.push(None, GFP_KERNEL)?;
+            addrs.push((0, 0), GFP_KERNEL)?;
         }
         let mut ring = Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             bufs,
             hdrs,
+            addrs,
             pool: None,
             napi_pool: None,
             hdr_pool,
@@ -429,16 +437,13 @@ impl RxRing {
         self.hdr_pool.is_some()
     }
 
-    /// Writes descriptor `i` with the addresses of its buffers.
+    /// Writes descriptor `i`, armed, with the addresses of its buffers.
     fn write_desc(&self, i: usize) -> Result {
-        let buf = self.bufs.get(i).and_then(Option::as_ref).ok_or(EINVAL)?;
-        let hdr = self
-            .hdrs
-            .get(i)
-            .and_then(Option::as_ref)
-            .map_or(0, PoolNetmem::dma_addr);
+        if self.bufs.get(i).and_then(Option::as_ref).is_none() {
+            return Err(EINVAL);
+        }
+        let &(pkt, hdr) = self.addrs.get(i).ok_or(EINVAL)?;
         // Read format: packet buffer address, then header buffer address.
-        let pkt = buf.dma_addr() + DmaAddress::from(self.headroom);
         io_write!(self.desc, [try: i][build: 0], pkt.to_le());
         io_write!(self.desc, [try: i][build: 1], hdr.to_le());
         Ok(())
@@ -459,6 +464,8 @@ impl RxRing {
             let Some(buf) = buf else {
                 return Ok((any, true));
             };
+            // Every pool here maps its buffers, and `buf` is `pool`'s.
+            let pkt = buf.dma_addr(pool).ok_or(EINVAL)? + DmaAddress::from(self.headroom);
             let slot = self.hdrs.get_mut(i).ok_or(EINVAL)?;
             // A frame's later descriptors leave their header buffers
             // unused, in their slots.
@@ -470,6 +477,11 @@ impl RxRing {
                     }
                 }
             }
+            let hdr = match (&self.hdr_pool, &*slot) {
+                (Some(p), Some(h)) => h.dma_addr(p).ok_or(EINVAL)?,
+                _ => 0,
+            };
+            *self.addrs.get_mut(i).ok_or(EINVAL)? = (pkt, hdr);
             *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
             self.write_desc(i)?;
             self.next_to_fill = wrap(i, 1, self.len());
@@ -509,11 +521,13 @@ impl RxRing {
     }
 
     /// Builds the skb of a split frame: `hlen` bytes of headers in `hdr`,
-    /// `len` bytes of payload in `buf`. On error, the frame is dropped for
-    /// the reason returned, its skb freed if it had one.
+    /// `len` bytes of payload in `buf`, from the payload pool `pool`. On
+    /// error, the frame is dropped for the reason returned, its skb freed
+    /// if it had one.
     fn build_split(
         &self,
         napi: &NapiRx<'_, QueuePair>,
+        pool: &Pool,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -523,8 +537,10 @@ impl RxRing {
         }
         // CAST: at most HDR_SIZE, checked above.
         let head = &mut [0; HDR_SIZE as usize][..hlen as usize];
-        // Header buffers are host pages, which the CPU can always read.
-        hdr.sync_for_cpu(0, hlen)
+        // Header buffers are host pages, which the CPU can always read; a
+        // header buffer comes with the header pool.
+        let hdr_pool = self.hdr_pool.as_ref().ok_or(DropReason::DevReady)?;
+        hdr.sync_for_cpu(hdr_pool, 0, hlen)
             .copy_to(head)
             .map_err(|_| DropReason::HdrTrunc)?;
         let head = &*head;
@@ -537,7 +553,7 @@ impl RxRing {
         }
         drop(hdr);
         if len > 0 {
-            buf.sync_for_cpu(0, len);
+            buf.sync_for_cpu(pool, 0, len);
             // A new skb has its frag slots free, and `len` fits the buffer:
             // a failure would be the device's length.
             if skb.add_rx_frag(buf, 0, len).is_err() {
@@ -553,6 +569,7 @@ impl RxRing {
     fn build_whole(
         &self,
         napi: &NapiRx<'_, QueuePair>,
+        pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -565,7 +582,7 @@ impl RxRing {
         // Fails for provider memory, which needs header split: a frame the
         // device did not split (no IP header, or headers longer than a
         // header buffer) has its headers where the stack cannot read them.
-        buf.sync_for_cpu(0, len)
+        buf.sync_for_cpu(pool, 0, len)
             .copy_to(head)
             .map_err(|_| DropReason::HdrTrunc)?;
         let head = &*head;
@@ -592,6 +609,7 @@ impl RxRing {
     fn build_in_place(
         &self,
         napi: &NapiRx<'_, QueuePair>,
+        pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
     ) -> Result<SkBuff, DropReason> {
@@ -599,7 +617,7 @@ impl RxRing {
             // RLPML keeps longer frames out.
             return Err(DropReason::DevHdr);
         }
-        let synced = buf.sync_for_cpu(self.headroom, len);
+        let synced = buf.sync_for_cpu(pool, self.headroom, len);
         if let Some((f, hash)) = watch {
             // As in `build_whole`; the buffer is host memory, readable.
             // CAST: u32 to usize is lossless on Linux.
@@ -612,24 +630,25 @@ impl RxRing {
     }
 
     /// Adds the `len` bytes in `buf`, a later descriptor's of a frame
-    /// larger than a buffer, to its skb. On error, the skb was freed for
-    /// the reason returned.
+    /// larger than a buffer, to its skb. `pool` is the payload pool. On
+    /// error, the skb was freed for the reason returned.
     fn append(
         &self,
         mut skb: SkBuff,
+        pool: Option<&Pool>,
         buf: Option<PoolNetmem>,
         len: u32,
     ) -> Result<SkBuff, DropReason> {
-        let Some(buf) = buf else {
-            // An armed descriptor without its buffer: the ring's own
-            // state is off.
+        let (Some(pool), Some(buf)) = (pool, buf) else {
+            // An armed descriptor without its buffer, or a ring without
+            // its pool: the ring's own state is off.
             return Err(drop_skb(skb, DropReason::DevReady));
         };
         if len > self.buf_size {
             return Err(drop_skb(skb, DropReason::DevHdr));
         }
         if len > 0 {
-            buf.sync_for_cpu(0, len);
+            buf.sync_for_cpu(pool, 0, len);
             if skb.add_rx_frag(buf, 0, len).is_err() {
                 // More descriptors than an skb has frags.
                 return Err(drop_skb(skb, DropReason::PktTooBig));
@@ -653,6 +672,14 @@ impl RxRing {
     ) -> (RxDone, Option<u32>) {
         let mut done = RxDone::default();
         let mut n = 0;
+        // The payload pool, the ring's or the NAPI's: its buffers are
+        // synced with it.
+        let mut own = self.pool.take();
+        let pool = match (&own, self.napi_pool) {
+            (Some(p), _) => Some(p),
+            (None, Some(id)) => napi.pool_ref(id),
+            (None, None) => None,
+        };
         while n < budget && self.armed > 0 {
             let i = self.next_to_clean;
             let Ok(st) = self.status(i) else { break };
@@ -672,9 +699,9 @@ impl RxRing {
                 None => {
                     // A frame's first descriptor: its header buffer too.
                     let hdr = self.hdrs.get_mut(i).and_then(Option::take);
-                    self.build_first(napi, (buf, hdr, len), info, st, watch)
+                    self.build_first(napi, pool, (buf, hdr, len), info, st, watch)
                 }
-                Some(Partial::Building(skb)) => self.append(skb, buf, len),
+                Some(Partial::Building(skb)) => self.append(skb, pool, buf, len),
                 Some(Partial::Dropping(why)) => Err(why),
             };
             if st & RXD_STAT_EOP == 0 {
@@ -715,15 +742,12 @@ impl RxRing {
                 Err(why) => done.count_drop(why),
             }
         }
-        let filled = match (self.napi_pool, self.pool.take()) {
-            (_, Some(mut pool)) => {
-                let filled = self.refill(&mut pool);
-                self.pool = Some(pool);
-                filled
-            }
+        let filled = match (self.napi_pool, &mut own) {
+            (_, Some(pool)) => self.refill(pool),
             (Some(id), None) => napi.pool(id).map_or(Ok((false, true)), |p| self.refill(p)),
             (None, None) => Ok((false, true)),
         };
+        self.pool = own;
         let (armed, short) = filled.unwrap_or((false, false));
         done.alloc_fail += u64::from(short);
         done.starved = self.armed == 0;
@@ -733,10 +757,12 @@ impl RxRing {
 
     /// Starts the skb of a frame from its first descriptor, with status
     /// `st` and write-back `info`: payload buffer, header buffer (with
-    /// header split) and the payload length in the descriptor.
+    /// header split) and the payload length in the descriptor. `pool` is
+    /// the payload pool.
     fn build_first(
         &self,
         napi: &NapiRx<'_, QueuePair>,
+        pool: Option<&Pool>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
         st: u64,
@@ -748,11 +774,15 @@ impl RxRing {
             None
         };
         let watch = watch.and_then(|f| Some((f, info.tcp_hash()?)));
+        // As in `append`.
+        let pool = pool.ok_or(DropReason::DevReady)?;
         if self.headroom != 0 {
             // Frames up to RLPML fit one buffer: a first descriptor is the
             // last.
             return match buf {
-                Some(buf) if st & RXD_STAT_EOP != 0 => self.build_in_place(napi, (buf, len), watch),
+                Some(buf) if st & RXD_STAT_EOP != 0 => {
+                    self.build_in_place(napi, pool, (buf, len), watch)
+                }
                 Some(_) => Err(DropReason::DevHdr),
                 // As in `append`.
                 None => Err(DropReason::DevReady),
@@ -760,11 +790,11 @@ impl RxRing {
         }
         match (buf, hdr, hlen) {
             (Some(buf), Some(hdr), Some(hlen)) => {
-                self.build_split(napi, (hdr, hlen), (buf, len), watch)
+                self.build_split(napi, pool, (hdr, hlen), (buf, len), watch)
             }
             // Not split: the whole frame, or its first part, is in the
             // packet buffer.
-            (Some(buf), _, _) => self.build_whole(napi, (buf, len), watch),
+            (Some(buf), _, _) => self.build_whole(napi, pool, (buf, len), watch),
             // As in `append`.
             _ => Err(DropReason::DevReady),
         }
@@ -878,12 +908,12 @@ impl TxRing {
     }
 
     /// Frees what the ring still holds, sent or not, and empties it; the
-    /// device no longer reads it.
-    pub(crate) fn reset(&mut self) {
+    /// device, `dev` (the ring's), no longer reads it.
+    pub(crate) fn reset(&mut self, dev: &Device<Bound>) {
         for slot in self.slots.iter_mut() {
             if let Some(m) = slot.map.take() {
                 // The transmit unit is stopped.
-                m.unmap(&self.mapper);
+                m.unmap(&self.mapper, dev);
             }
             if let Some(skb) = slot.skb.take() {
                 skb.drop_reason(DropReason::DevReady);
@@ -953,13 +983,13 @@ impl TxRing {
     }
 
     /// Unmaps descriptors `from` up to `to` (not included), which the
-    /// device is done with: sent, or never handed over (the tail was not
-    /// moved past them).
-    fn unmap(&mut self, from: usize, to: usize) {
+    /// device, `dev`, is done with: sent, or never handed over (the tail
+    /// was not moved past them).
+    fn unmap(&mut self, dev: &Device<Bound>, from: usize, to: usize) {
         let mut j = from;
         while j != to {
             if let Some(m) = self.slots.get_mut(j).and_then(|s| s.map.take()) {
-                m.unmap(&self.mapper);
+                m.unmap(&self.mapper, dev);
             }
             j = self.next(j);
         }
@@ -1031,7 +1061,7 @@ impl TxRing {
             let (mut addr, mut rest) = (m.addr(), m.len());
             if rest == 0 {
                 // The device never saw it.
-                m.unmap(mapper);
+                m.unmap(mapper, dev);
                 return Ok(());
             }
             // The mapping is undone with the piece's first descriptor.
@@ -1060,7 +1090,7 @@ impl TxRing {
                 // Through `i`: a piece's mapping goes on its first slot
                 // before its descriptors are written.
                 let end = self.next(i);
-                self.unmap(first, end);
+                self.unmap(dev, first, end);
                 skb.drop_reason(DropReason::NoMem);
                 return Err(TxError::Dropped);
             }
@@ -1069,7 +1099,7 @@ impl TxRing {
         let Some(slot) = self.slots.get_mut(first) else {
             // As for a descriptor outside the ring, above; the tail has
             // not moved, so the device saw none of it.
-            self.unmap(first, i);
+            self.unmap(dev, first, i);
             skb.drop_reason(DropReason::DevReady);
             return Err(TxError::Dropped);
         };
@@ -1089,10 +1119,14 @@ impl TxRing {
         })
     }
 
-    /// Frees the frames the device sent, into the NAPI caches from the
-    /// queue's poll `napi`, as any context frees them without; returns how
-    /// many, and their bytes.
-    pub(crate) fn clean(&mut self, napi: Option<&NapiPoll<'_, QueuePair>>) -> (u32, u32) {
+    /// Frees the frames the device, `dev` (the ring's), sent, into the
+    /// NAPI caches from the queue's poll `napi`, as any context frees them
+    /// without; returns how many, and their bytes.
+    pub(crate) fn clean(
+        &mut self,
+        dev: &Device<Bound>,
+        napi: Option<&NapiPoll<'_, QueuePair>>,
+    ) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {
             let first = self.next_to_clean;
@@ -1112,7 +1146,7 @@ impl TxRing {
                 .slots
                 .get_mut(first)
                 .map_or((None, 0), |s| (s.skb.take(), s.bytes));
-            self.unmap(first, self.next(eop));
+            self.unmap(dev, first, self.next(eop));
             if let Some(skb) = skb {
                 bytes = bytes.wrapping_add(sent);
                 match napi {

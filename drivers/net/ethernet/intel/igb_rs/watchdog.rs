@@ -86,7 +86,7 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
         // (which stops the queue and leaves the reset to the core's
         // transmit timeout, seconds later). The reset's `open` wakes the
         // queue.
-        if let Some(q) = link.then(|| nic.hung_tx(status)).flatten() {
+        if let Some(q) = link.then(|| nic.hung_tx(dev, status)).flatten() {
             let tq = txq(q.idx);
             dev_err!(
                 nic.pdev,
@@ -143,12 +143,13 @@ impl Nic {
     /// [`hw::TxHangCheck`]). Each ring frees what the device sent first,
     /// so that frames sent but not yet cleaned (a poll not run yet) do not
     /// count; their completions go to byte queue limits from the pair's
-    /// poll, which this schedules. `status` is STATUS as read now.
-    fn hung_tx(&self, status: u32) -> Option<&QueuePair> {
+    /// poll, which this schedules. `status` is STATUS as read now; `dev`
+    /// is the device.
+    fn hung_tx(&self, dev: &Device<Nic>, status: u32) -> Option<&QueuePair> {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(0);
         self.active().iter().find(|q| {
             let mut tx = q.tx.lock();
-            q.complete_tx(&mut tx, None);
+            q.complete_tx(dev.parent(), &mut tx, None);
             tx.hung(status, now)
         })
     }

@@ -6,10 +6,8 @@
 //! its ring with [`PoolNetmem`] buffers, which go back to the pool when
 //! dropped or, once in an skb, when the skb is freed. Allocation takes
 //! `&mut Pool`: one context at a time. Once the ring is the queue's, the
-//! pool goes to the queue's NAPI instance
-//! ([`Added::attach_pool`](super::napi::Added::attach_pool)), whose poll
-//! alone allocates from it from then on
-//! ([`NapiRx::pool`](super::napi::NapiRx::pool)).
+//! pool goes to the queue's NAPI instance (`napi::Added::attach_pool`),
+//! whose poll alone allocates from it from then on (`napi::NapiRx::pool`).
 //!
 //! A memory provider supplies a page pool with `net_iov`s instead of pages
 //! (devmem TCP's dma-buf provider, io_uring zero-copy receive). It
@@ -189,15 +187,6 @@ impl<'a> Params<'a> {
         slow.queue_idx = idx;
         slow.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
         self
-    }
-
-    /// As [`Params::rx_queue`], for a driver's device whose instance lock
-    /// is held (in a callback that runs under it): the parameters borrow
-    /// the proof, so the pool is made while the lock is held.
-    pub fn rx_queue_locked<T>(self, dev: &'a super::driver::LockedDevice<T>, idx: u32) -> Self {
-        // SAFETY: `dev` is locked while the parameters live, so when the
-        // pool is made from them.
-        unsafe { self.rx_queue(dev, idx) }
     }
 }
 

@@ -235,20 +235,6 @@ impl Pool {
         unsafe { bindings::page_pool_disable_direct_recycling(self.ptr.as_ptr()) }
     }
 
-    /// The C `struct page_pool`.
-    pub(crate) fn as_raw(&self) -> *mut bindings::page_pool {
-        self.ptr.as_ptr()
-    }
-
-    /// The NAPI instance the pool recycles from directly (`p.napi`), or
-    /// null.
-    pub(crate) fn napi(&self) -> *mut bindings::napi_struct {
-        // SAFETY: a live pool; the field changes only through the owner of
-        // the pool (at creation, or through `napi::Added`'s attach and
-        // detach), which `&self` excludes.
-        unsafe { (*self.ptr.as_ptr()).p.napi }
-    }
-
     /// The pool as its memory provider sees it.
     pub fn as_page_pool(&self) -> &PagePool {
         // SAFETY: valid while `self` lives.

@@ -838,10 +838,31 @@ impl DeviceEvents for TxDevices {
     }
 }
 
+/// Waits (up to a second) for every mapping of `buf` to go: a binding's
+/// last reference frees it from a work item, after an RCU grace period.
+/// For tests.
+#[cfg(CONFIG_KUNIT)]
+pub(crate) fn wait_unmapped(buf: &DmaBuf) -> bool {
+    use kernel::{
+        dma_buf::test_exporter,
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    for _ in 0..100 {
+        if test_exporter::live_maps(buf) == 0 {
+            return true;
+        }
+        fsleep(Delta::from_millis(10));
+    }
+    false
+}
+
 #[kunit_tests(devmem_rs_binding)]
 mod tests {
     use super::*;
-    use crate::rig::wait_unmapped;
     use kernel::{
         device::Bound,
         dma_buf::test_exporter,

@@ -169,10 +169,12 @@ pub fn lookup(id: u32) -> Option<BindingRef> {
 #[kunit_tests(devmem_rs_ids)]
 mod tests {
     use super::*;
-    use crate::rig::{
-        wait_unmapped,
-        with_binding,
-        PAGE, //
+    use crate::{
+        binding::wait_unmapped,
+        rig::{
+            with_binding,
+            PAGE, //
+        },
     };
     use kernel::{
         device::Bound,

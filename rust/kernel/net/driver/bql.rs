@@ -63,7 +63,7 @@ impl TxQueue<'_> {
     /// Tells byte queue limits that `bytes` went on the queue's ring
     /// (`__netdev_tx_sent_queue`); BQL stops the queue when too much is in
     /// flight, until the queue's NAPI poll says enough was sent
-    /// ([`NapiPoll::tx_completed`](crate::net::napi::NapiPoll::tx_completed)).
+    /// (`napi::NapiPoll::tx_completed`).
     /// `more` is [`xmit_more`]: the stack has another frame for the queue
     /// right away. Returns whether the driver must tell the device about
     /// the frames queued so far now (write the ring's tail): when nothing

@@ -303,8 +303,7 @@ impl<T> core::ops::Deref for Device<T> {
 /// A [`Device`] whose instance lock (`netdev_lock`) is held: what the
 /// callbacks the core runs under the lock get, and the proof that what
 /// needs the lock takes, such as enabling a NAPI instance
-/// ([`Added::enable`](super::napi::Added::enable)) or making a page pool
-/// for a queue
+/// (`napi::Added::enable`) or making a page pool for a queue
 /// ([`Params::rx_queue_locked`](super::page_pool::Params::rx_queue_locked)).
 ///
 /// Every device [`Registration::new`] registers asks the core for the lock
@@ -342,9 +341,22 @@ impl<T> core::ops::Deref for LockedDevice<T> {
     }
 }
 
+#[cfg(CONFIG_PAGE_POOL)]
+impl<'a> crate::net::page_pool::Params<'a> {
+    /// As [`Params::rx_queue`](crate::net::page_pool::Params::rx_queue),
+    /// for a driver's device whose instance lock is held (in a callback
+    /// that runs under it): the parameters borrow the proof, so the pool
+    /// is made while the lock is held.
+    pub fn rx_queue_locked<T>(self, dev: &'a LockedDevice<T>, idx: u32) -> Self {
+        // SAFETY: `dev` is locked while the parameters live, so when the
+        // pool is made from them.
+        unsafe { self.rx_queue(dev, idx) }
+    }
+}
+
 /// A [`LockedDevice`] whose caller also holds RTNL (`rtnl_lock`), taken
 /// before the instance lock: what [`Device::with_rtnl_locked`] and the
-/// ethtool op [`set_channels`](super::ethtool::Ops::set_channels) get, and
+/// ethtool op `set_channels` get, and
 /// the proof that changing the queue counts of a registered device needs
 /// ([`RtnlLockedDevice::set_real_num_queues`]).
 ///

@@ -109,7 +109,8 @@ impl<T> UnregisteredDevice<T> {
         unsafe { &*ptr.cast() }
     }
 
-    fn raw(&self) -> *mut bindings::net_device {
+    /// The device, for the setters of other modules (the ethtool ops).
+    pub(crate) fn raw(&self) -> *mut bindings::net_device {
         self.0.as_raw()
     }
 
@@ -137,17 +138,6 @@ impl<T> UnregisteredDevice<T> {
         // SAFETY: not registered (type invariant): no one reads the field
         // concurrently.
         unsafe { (*self.raw()).stat_ops = StatsAdapter::<T>::OPS_REF };
-    }
-
-    /// Gives the device the ethtool operations of `T`
-    /// ([`ethtool::Ops`](crate::net::ethtool::Ops)).
-    pub fn set_ethtool_ops(&self)
-    where
-        T: crate::net::ethtool::Ops,
-    {
-        // SAFETY: not registered (type invariant): no one reads the field
-        // concurrently.
-        unsafe { (*self.raw()).ethtool_ops = crate::net::ethtool::Adapter::<T>::OPS_REF };
     }
 
     /// Gives the device its offloads.

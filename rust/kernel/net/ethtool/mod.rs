@@ -4,7 +4,7 @@
 //!
 //! A driver implements [`Ops`] for its per-device data and installs the
 //! table before registering the device
-//! ([`UnregisteredDevice::set_ethtool_ops`](super::driver::UnregisteredDevice::set_ethtool_ops)).
+//! ([`UnregisteredDevice::set_ethtool_ops`]).
 //! The link state comes from the carrier (`ethtool_op_get_link`).
 //!
 //! The trait and the table are here; the types of each group of
@@ -22,7 +22,8 @@ use crate::{
             Device,
             LockedDevice,
             Operations,
-            RtnlLockedDevice, //
+            RtnlLockedDevice,
+            UnregisteredDevice, //
         },
         netlink::request::ExtAck,
     },
@@ -263,6 +264,18 @@ fn copy_str(dst: &mut [c_char], src: &CStr) {
         *d = *s as c_char;
     }
     dst[n] = 0;
+}
+
+impl<T> UnregisteredDevice<T> {
+    /// Gives the device the ethtool operations of `T` ([`Ops`]).
+    pub fn set_ethtool_ops(&self)
+    where
+        T: Ops,
+    {
+        // SAFETY: not registered (type invariant of `UnregisteredDevice`):
+        // no one reads the field concurrently.
+        unsafe { (*self.raw()).ethtool_ops = Adapter::<T>::OPS_REF };
+    }
 }
 
 /// Builds the C ethtool ops of an [`Ops`] implementation.

@@ -666,6 +666,23 @@ impl<T: Poll> Added<T> {
 }
 
 #[cfg(CONFIG_PAGE_POOL)]
+impl Pool {
+    /// The C `struct page_pool`.
+    fn as_raw(&self) -> *mut bindings::page_pool {
+        self.as_page_pool().as_raw()
+    }
+
+    /// The NAPI instance the pool recycles from directly (`p.napi`), or
+    /// null.
+    fn napi(&self) -> *mut bindings::napi_struct {
+        // SAFETY: a live pool; the field changes only through the owner of
+        // the pool (at creation, or through `Added`'s attach and detach),
+        // which `&self` excludes.
+        unsafe { (*self.as_raw()).p.napi }
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
 impl<'a> super::page_pool::Params<'a> {
     /// Names `napi` as the instance whose poll uses the pool
     /// (`page_pool_params.napi`): buffers freed in its context go straight

@@ -176,6 +176,18 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     }
 }
 
+impl SkBuff {
+    /// Frees the packet as sent, from the poll `napi` of a NAPI instance
+    /// (`napi_consume_skb`): into the per-CPU NAPI cache, unless the poll
+    /// has no budget (netpoll), when it is freed as [`SkBuff::consume`]
+    /// frees it. Outside a poll, there is [`SkBuff::consume`].
+    pub fn napi_consume<T: Poll>(self, napi: &NapiPoll<'_, T>) {
+        // SAFETY: the buffer is ours to free; in a NAPI poll, whose budget
+        // is passed as it came (0 makes it `dev_consume_skb_any`).
+        unsafe { bindings::napi_consume_skb(self.into_raw(), napi.budget()) }
+    }
+}
+
 /// A page pool an instance holds ([`Added::attach_pool`](super::Added::attach_pool)), for its poll
 /// ([`NapiRx::pool`]).
 #[cfg(CONFIG_PAGE_POOL)]

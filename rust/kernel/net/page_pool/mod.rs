@@ -6,10 +6,8 @@
 //! its ring with [`PoolNetmem`] buffers, which go back to the pool when
 //! dropped or, once in an skb, when the skb is freed. Allocation takes
 //! `&mut Pool`: one context at a time. Once the ring is the queue's, the
-//! pool goes to the queue's NAPI instance
-//! ([`Added::attach_pool`](super::napi::Added::attach_pool)), whose poll
-//! alone allocates from it from then on
-//! ([`NapiRx::pool`](super::napi::NapiRx::pool)).
+//! pool goes to the queue's NAPI instance (`napi::Added::attach_pool`),
+//! whose poll alone allocates from it from then on (`napi::NapiRx::pool`).
 //!
 //! A memory provider supplies a page pool with `net_iov`s instead of pages
 //! (devmem TCP's dma-buf provider, io_uring zero-copy receive). It
@@ -190,15 +188,6 @@ impl<'a> Params<'a> {
         slow.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
         self
     }
-
-    /// As [`Params::rx_queue`], for a driver's device whose instance lock
-    /// is held (in a callback that runs under it): the parameters borrow
-    /// the proof, so the pool is made while the lock is held.
-    pub fn rx_queue_locked<T>(self, dev: &'a super::driver::LockedDevice<T>, idx: u32) -> Self {
-        // SAFETY: `dev` is locked while the parameters live, so when the
-        // pool is made from them.
-        unsafe { self.rx_queue(dev, idx) }
-    }
 }
 
 /// A page pool the driver made (`page_pool_create`); destroyed on drop
@@ -244,20 +233,6 @@ impl Pool {
     pub unsafe fn disable_direct_recycling(&self) {
         // SAFETY: a live pool; its NAPI cannot race, per the caller.
         unsafe { bindings::page_pool_disable_direct_recycling(self.ptr.as_ptr()) }
-    }
-
-    /// The C `struct page_pool`.
-    pub(crate) fn as_raw(&self) -> *mut bindings::page_pool {
-        self.ptr.as_ptr()
-    }
-
-    /// The NAPI instance the pool recycles from directly (`p.napi`), or
-    /// null.
-    pub(crate) fn napi(&self) -> *mut bindings::napi_struct {
-        // SAFETY: a live pool; the field changes only through the owner of
-        // the pool (at creation, or through `napi::Added`'s attach and
-        // detach), which `&self` excludes.
-        unsafe { (*self.ptr.as_ptr()).p.napi }
     }
 
     /// The pool as its memory provider sees it.

@@ -19,11 +19,7 @@
 
 use crate::{
     error::to_result,
-    net::napi::{
-        NapiPoll,
-        Poll, //
-    },
-    prelude::*,
+    prelude::*, //
 };
 use core::{
     mem::ManuallyDrop,
@@ -53,8 +49,9 @@ pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
 /// An owned socket buffer.
 ///
 /// It is freed by what its owner says became of it: [`SkBuff::consume`]
-/// (or [`SkBuff::napi_consume`]) once sent, [`SkBuff::drop_reason`] when
-/// dropped, or handed on ([`SkBuff::into_raw`], or to the stack).
+/// (or, in a NAPI poll, `SkBuff::napi_consume`) once sent,
+/// [`SkBuff::drop_reason`] when dropped, or handed on
+/// ([`SkBuff::into_raw`], or to the stack).
 ///
 /// Dropped implicitly (out of scope, an early `?`, the container it was in
 /// dropped), it is freed as `kfree_skb()` frees it, for
@@ -188,16 +185,6 @@ impl SkBuff {
                 bindings::skb_drop_reason_SKB_CONSUMED,
             )
         }
-    }
-
-    /// Frees the packet as sent, from the poll `napi` of a NAPI instance
-    /// (`napi_consume_skb`): into the per-CPU NAPI cache, unless the poll
-    /// has no budget (netpoll), when it is freed as [`SkBuff::consume`]
-    /// frees it. Outside a poll, there is [`SkBuff::consume`].
-    pub fn napi_consume<T: Poll>(self, napi: &NapiPoll<'_, T>) {
-        // SAFETY: the buffer is ours to free; in a NAPI poll, whose budget
-        // is passed as it came (0 makes it `dev_consume_skb_any`).
-        unsafe { bindings::napi_consume_skb(self.into_raw(), napi.budget()) }
     }
 
     /// Frees the packet as dropped, for `reason` (`kfree_skb_reason`).

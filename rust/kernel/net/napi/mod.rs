@@ -796,3 +796,158 @@ impl<'a> super::page_pool::Params<'a> {
         self
     }
 }
+
+#[macros::kunit_tests(rust_kernel_net_napi)]
+mod tests {
+    use super::*;
+    use crate::{
+        device::{
+            Bound,
+            Device as GenericDevice, //
+        },
+        faux,
+        net::{
+            driver::{
+                Busy,
+                Operations,
+                Registration,
+                TxQueue, //
+            },
+            skbuff::SkBuff,
+        },
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// The data's first field is alive.
+    static ALIVE: Atomic<bool> = Atomic::new(false);
+    /// Polls of the instance.
+    static POLLS: Atomic<u32> = Atomic::new(0);
+    /// Polls that saw the first field dropped.
+    static LATE: Atomic<u32> = Atomic::new(0);
+    /// The instance, for the first field's drop; null until it is added.
+    static NAPI: Atomic<*const Napi<Queue>> = Atomic::new(core::ptr::null());
+    /// Whether the instance was still on its device when the first field
+    /// dropped.
+    static ON_AT_DROP: Atomic<bool> = Atomic::new(true);
+    /// Whether the first field's drop could schedule the instance.
+    static SCHEDULED_AT_DROP: Atomic<bool> = Atomic::new(true);
+
+    /// Dropped before the queue, as it is declared before it: schedules
+    /// the queue's instance as it goes, as an interrupt or busy polling
+    /// could.
+    struct Marker;
+
+    impl Drop for Marker {
+        fn drop(&mut self) {
+            ALIVE.store(false, Release);
+            let napi = NAPI.load(Acquire);
+            if !napi.is_null() {
+                // SAFETY: the `Napi` of the data this marker is in,
+                // declared after it: not dropped yet.
+                let napi = unsafe { &*napi };
+                ON_AT_DROP.store(napi.added().is_some(), Relaxed);
+                SCHEDULED_AT_DROP.store(napi.schedule(), Relaxed);
+            }
+            // Time for a poll, had the instance been left on.
+            fsleep(Delta::from_millis(50));
+        }
+    }
+
+    #[pin_data]
+    struct Queue {
+        #[pin]
+        napi: Napi<Queue>,
+    }
+
+    impl Poll for Queue {
+        type Data = Data;
+
+        fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+            if !ALIVE.load(Acquire) {
+                LATE.add(1, Relaxed);
+            }
+            POLLS.add(1, Relaxed);
+            napi.complete_done(0);
+            0
+        }
+    }
+
+    #[pin_data]
+    struct Data {
+        marker: Marker,
+        #[pin]
+        q: Queue,
+    }
+
+    #[vtable]
+    impl Operations for Data {
+        fn open(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn stop(_dev: &LockedDevice<Self>) -> Result {
+            // The instance is left on the device, enabled.
+            Ok(())
+        }
+
+        fn start_xmit(
+            _dev: &Device<Self>,
+            _txq: &mut TxQueue<'_>,
+            skb: SkBuff,
+        ) -> Result<(), Busy> {
+            skb.consume();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn no_poll_once_the_registration_goes() -> Result {
+        let faux = faux::Registration::new(c"rust_net_napi", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        ALIVE.store(true, Release);
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x02],
+            try_pin_init!(Data {
+                marker: Marker,
+                q <- pin_init!(Queue {
+                    napi <- Napi::new(),
+                }),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        let q = &dev.data().q;
+        dev.with_rtnl_locked(|locked| -> Result {
+            // SAFETY: the owner is the queue the instance is in, which
+            // has nothing else; the queue is in the data of `dev`, the
+            // only device it is added to, and reached only through it;
+            // index 0 is its alone.
+            let napi = unsafe { q.napi.add(locked, q, 0)? };
+            napi.enable(locked);
+            Ok(())
+        })?;
+        NAPI.store(&raw const q.napi, Release);
+        assert!(q.napi.schedule());
+        for _ in 0..100 {
+            if POLLS.load(Relaxed) >= 1 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert!(POLLS.load(Relaxed) >= 1);
+        // Unregisters the device, whose driver leaves the instance on it,
+        // then drops `marker`, then `q`.
+        drop(reg);
+        assert!(!ON_AT_DROP.load(Relaxed));
+        assert!(!SCHEDULED_AT_DROP.load(Relaxed));
+        assert_eq!(LATE.load(Relaxed), 0);
+        Ok(())
+    }
+}

@@ -13,8 +13,9 @@
 //! registered through an [`UnregisteredDevice<T>`], whose setters are safe
 //! because no one else sees it yet. Dropping the registration waits for
 //! the runs of the device's work items and lets no new one start,
-//! unregisters the device (stopping it first if it is up), then drops `T`
-//! and frees the device; the parent's unbind does so at the latest, so the
+//! unregisters the device (stopping it first if it is up), takes off it
+//! the NAPI instances the driver left on it, then drops `T` and frees the
+//! device; the parent's unbind does so at the latest, so the
 //! parent is bound whenever `T` is alive ([`Device::parent`]).
 //!
 //! [`Device`] and the lock tokens are here; the rest is in modules of
@@ -95,11 +96,14 @@ pub use work::{
 /// lives; its parent is bound while it does.
 ///
 /// A reference comes from a callback, which the core stops calling before
-/// `unregister_netdev` returns; from a work item's run, which the
+/// the device is unregistered; from a work item's run, which the
 /// registration waits for before it unregisters the device, and lets no
-/// new one call the driver; or from [`Registration::device`] or a counted
-/// reference, which `unregister_netdev` waits for. `T` is dropped, and
-/// the device freed, only after all of these.
+/// new one call the driver; from a NAPI instance on the device (its poll,
+/// or its [`Added`](super::napi::Added)), which the registration takes
+/// off, once the device is unregistered, waiting for its poll; or from
+/// [`Registration::device`] or a counted reference, which the
+/// unregistration waits for, after the NAPI instances are off. `T` is
+/// dropped, and the device freed, only after all of these.
 #[repr(transparent)]
 pub struct Device<T>(NetDevice, PhantomData<T>);
 

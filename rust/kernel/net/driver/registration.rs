@@ -26,6 +26,7 @@ use crate::{
     },
     devres::Devres,
     error::to_result,
+    net::napi,
     prelude::*,
     sync::aref::ARef,
     types::{
@@ -399,7 +400,9 @@ impl<T> Private<T> {
 /// The registration is a device resource of the parent (devres), as
 /// drm's is: dropping it stops the runs of the device's work items
 /// ([`DeviceWork`](super::DeviceWork)), waiting for those in progress,
-/// unregisters the device, then drops `T` and frees the device, and the
+/// unregisters the device, takes off it the NAPI instances
+/// ([`Napi`](crate::net::napi::Napi)) the driver left on it, then drops
+/// `T` and frees the device, and the
 /// parent's unbind does so at the latest, should the registration be
 /// leaked. Not from a work item's run, then, which would wait for
 /// itself. So the parent is bound for as long as `T` is
@@ -518,7 +521,9 @@ impl<'a, T: Operations> Registration<'a, T> {
 /// A registered device allocated for `T`, holding an initialised `T`: the
 /// device resource [`Registration`] puts on the parent. Dropping it closes
 /// the gate of its work items' runs, unregisters the device (stopping it
-/// first if it is up), then drops `T` and frees the device.
+/// first if it is up), takes the NAPI instances the driver left on it off
+/// it before it waits for the counted references, then drops `T` and frees
+/// the device.
 ///
 /// # Invariants
 ///
@@ -542,16 +547,33 @@ impl<T: Operations> Drop for Registered<T> {
         // SAFETY: allocated for `T` (type invariant), and freed only by
         // `Unregistered` below.
         unsafe { Private::<T>::runs(self.0.as_ptr()) }.close();
-        // SAFETY: registered (type invariant); stops the device first if
-        // it is up, and waits for every counted reference to go.
-        unsafe { bindings::unregister_netdev(self.0.as_ptr()) };
+        let dev = self.0.as_ptr();
+        // SAFETY: process context (the devres release, or the drop of the
+        // registration), holding no lock; as `unregister_netdev` does.
+        unsafe { bindings::rtnl_lock() };
+        // SAFETY: registered (type invariant), RTNL held; stops the device
+        // first if it is up. The rest (the wait for every counted
+        // reference) is left to `rtnl_unlock`.
+        unsafe { bindings::unregister_netdevice_queue(dev, core::ptr::null_mut()) };
+        // Then, before the wait: no NAPI instance the driver left on the
+        // device polls any more, so none makes a counted reference the
+        // wait would miss, nor sees `T` dropping.
+        // SAFETY: a live device, whose instance lock is not held (RTNL is,
+        // taken first, as the core does). Its instances were all added by
+        // `Napi::add`: only that adds one to it (it takes a
+        // `LockedDevice`, which no other code makes of the device; the
+        // core adds none to an Ethernet device).
+        unsafe { napi::remove_all(dev) };
+        // SAFETY: taken above; ends the unregistration, waiting for every
+        // counted reference to go (`netdev_run_todo`).
+        unsafe { bindings::rtnl_unlock() };
         drop(Unregistered::<T>(self.0, PhantomData));
     }
 }
 
 /// A device allocated for `T`, holding an initialised `T`, not registered:
-/// dropping it closes the gate of its work items' runs, drops `T` and
-/// frees the device.
+/// dropping it closes the gate of its work items' runs, takes its NAPI
+/// instances off it, drops `T` and frees the device.
 struct Unregistered<T>(NonNull<bindings::net_device>, PhantomData<T>);
 
 impl<T> Drop for Unregistered<T> {
@@ -562,13 +584,20 @@ impl<T> Drop for Unregistered<T> {
         // run.
         // SAFETY: allocated for `T`, and freed only below.
         unsafe { Private::<T>::runs(dev) }.close();
+        // Again if `Registered` did it: no NAPI instance polls while `T`
+        // drops, nor is on the device.
+        // SAFETY: a live device, whose instance lock is not held; its
+        // instances were all added by `Napi::add`, as in `Registered`.
+        unsafe { napi::remove_all(dev) };
         // SAFETY: the private area holds an initialised `Private<T>`. No
         // one uses `T` any more: the device is not registered, so the core
-        // calls no op, and every counted reference is gone
-        // (`unregister_netdev`, or the failed registration, waited for
-        // them); a work item's run stops at the gate, closed above, and
-        // one pending is dropped, or waited for, by the work item's own
-        // drop, in `T`'s. Then nothing of the device is used.
+        // calls no op, and every counted reference is gone (the
+        // unregistration, or the failed registration, waited for them); a
+        // work item's run stops at the gate, closed above, and one pending
+        // is dropped, or waited for, by the work item's own drop, in
+        // `T`'s; no NAPI instance is on the device any more, so none is
+        // polled, and a `Napi` in `T` finds itself off when it drops.
+        // Then nothing of the device is used.
         unsafe {
             core::ptr::drop_in_place(Private::<T>::of(dev));
             bindings::free_netdev(dev);

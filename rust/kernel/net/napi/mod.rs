@@ -27,7 +27,9 @@
 //!   disabled.
 //!
 //! Dropping a [`Napi`] disables it if it is enabled, and removes it from its
-//! device if it is on one.
+//! device if it is on one. The device's registration does so first for
+//! every instance the driver left on it, once it unregistered the device:
+//! no poll runs while the driver's data drops.
 //!
 //! The instance and its [`Added`] view are here, what a poll gets in the
 //! `poll` module; everything is used through this module.
@@ -107,18 +109,49 @@ const ENABLED: u32 = 2;
 /// is set), before [`Napi::add`] as after [`Added::remove`]:
 /// [`Napi::schedule`] then leaves it alone.
 ///
+/// An instance still on its device when the device's
+/// [`Registration`](super::driver::Registration) goes is taken off by it,
+/// as [`Added::remove`] would, after the device is unregistered (and its
+/// driver stopped it) and before its data is dropped or the counted
+/// references to it are waited for: no poll runs on a partly dropped data,
+/// nor makes a counted reference to a device about to be freed.
+///
+/// # Invariants
+///
+/// - The state of the instance is in `inst` (an `Instance`), the same for
+///   every owner type, which the registration takes off its device.
+/// - While `inst.state` is not `OFF`, `owner` points to the object the
+///   `Napi` is embedded in, which stays alive until the instance is
+///   removed (at the latest on drop), and the instance's device is a
+///   [`Device`] of `T::Data`. `owner` changes only with the instance lock
+///   held, while the instance is `OFF`.
+#[repr(C)]
+#[pin_data(PinnedDrop)]
+pub struct Napi<T: Poll> {
+    #[pin]
+    inst: Instance,
+    owner: Cell<*const T>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+/// The state of a [`Napi`] that does not depend on its owner type: at the
+/// start of every `Napi<T>`, and its C instance at the start of it, so
+/// that the registration of a device finds it from the device's NAPI list
+/// ([`remove_all`]).
+///
 /// # Invariants
 ///
 /// - `state` is `OFF`, `ADDED` or `ENABLED`: whether the instance is on a
-///   device, and enabled (`napi_enable`) there. It, `owner`, `index` and
-///   `serving` change only with the instance lock of that device held (or
-///   on drop); `state` leaves `OFF` (with `Release`) after the C instance
-///   was set up for the device, and `dev` set to it.
+///   device, and enabled (`napi_enable`) there. It, `index` and `serving`
+///   change only with the instance lock of that device held (or on drop);
+///   `state` leaves `OFF` (with `Release`) after the C instance was set up
+///   for the device, and `dev` set to it. So, under that lock, the
+///   instance is on its device's NAPI list exactly while `state` is not
+///   `OFF`.
 /// - `dev` is null until the first addition, then the device, for good.
-/// - While `state` is not `OFF`, `owner` points to the object the `Napi`
-///   is embedded in, which stays alive until the instance is removed (at
-///   the latest on drop), and the instance's device is a [`Device`] of
-///   `T::Data` that outlives the `Napi`.
+///   While `state` is not `OFF`, the device's data is initialised, not
+///   dropping: its registration takes the instance off first.
 /// - `serving` is true while the device's receive and transmit queues
 ///   `index` name this instance (`netif_queue_set_napi`).
 /// - `pools` holds the page pools handed to the instance, each set up for
@@ -127,18 +160,15 @@ const ENABLED: u32 = 2;
 ///   lock held and `state` not `ENABLED` (so no poll runs), or on drop;
 ///   otherwise only the poll uses it, through its [`NapiRx`].
 #[repr(C)]
-#[pin_data(PinnedDrop)]
-pub struct Napi<T: Poll> {
+#[pin_data]
+struct Instance {
     #[pin]
     raw: Opaque<bindings::napi_struct>,
-    owner: Cell<*const T>,
     dev: Cell<*mut bindings::net_device>,
     state: Atomic<u32>,
     index: Cell<u32>,
     serving: Cell<bool>,
     pools: Pools,
-    #[pin]
-    _pin: PhantomPinned,
 }
 
 // SAFETY: the NAPI core serialises polls; the other methods are callable
@@ -146,24 +176,22 @@ pub struct Napi<T: Poll> {
 unsafe impl<T: Poll> Send for Napi<T> {}
 
 // SAFETY: the cells change only under the device's instance lock (type
-// invariant), and are read under it, except `owner`, which the poll reads
+// invariants), and are read under it, except `owner`, which the poll reads
 // while the instance is on its device and which does not change then, and
 // `pools`, which the poll alone uses while the instance may be polled and
 // the lock holder otherwise.
 unsafe impl<T: Poll> Sync for Napi<T> {}
 
-impl<T: Poll> Napi<T> {
-    /// A NAPI instance, not yet added to a device.
-    pub fn new() -> impl PinInit<Self> {
+impl Instance {
+    /// An instance on no device, reading as disabled.
+    fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             raw <- Opaque::zeroed(),
-            owner: Cell::new(core::ptr::null()),
             dev: Cell::new(core::ptr::null_mut()),
             state: Atomic::new(OFF),
             index: Cell::new(0),
             serving: Cell::new(false),
             pools: Pools::default(),
-            _pin: PhantomPinned,
         })
         .pin_chain(|this| {
             // CAST: bit numbers of the state word.
@@ -175,83 +203,8 @@ impl<T: Poll> Napi<T> {
         })
     }
 
-    pub(crate) fn as_raw(&self) -> *mut bindings::napi_struct {
+    fn as_raw(&self) -> *mut bindings::napi_struct {
         self.raw.get()
-    }
-
-    /// Adds the instance to `dev` as the NAPI of queue `index`, polling
-    /// `owner`, disabled (`netif_napi_add_config_locked`). The instance
-    /// keeps the queue's settings and NAPI ID across removal and addition,
-    /// so the device's NAPI list stays sorted by ID (as netlink dumps need)
-    /// however its queues restart. An instance already on the device stays
-    /// as it is.
-    ///
-    /// `EINVAL` if `index` is not below the number of queues the device was
-    /// allocated with.
-    ///
-    /// # Safety
-    ///
-    /// `owner` is the object this `Napi` is embedded in; what its poll uses
-    /// stays alive until the instance is removed or this `Napi` dropped
-    /// (declaring the `Napi` before the fields the poll uses does it). The
-    /// instance is only ever added to `dev`, which outlives it, and no other
-    /// instance of `dev` has `index`.
-    pub unsafe fn add<'a>(
-        &'a self,
-        dev: &LockedDevice<T::Data>,
-        owner: &T,
-        index: u32,
-    ) -> Result<&'a Added<T>> {
-        if let Some(added) = self.added() {
-            return Ok(added);
-        }
-        // SAFETY: a live device; the field is set at allocation.
-        if index >= unsafe { (*dev.as_raw()).num_napi_configs } {
-            return Err(EINVAL);
-        }
-        // CAST: below the device's queue count, an int.
-        let cidx = index as c_int;
-        self.owner.set(owner);
-        self.index.set(index);
-        if self.dev.get().is_null() {
-            // Written once, before `state` first leaves `OFF`: read after
-            // that without a race.
-            self.dev.set(dev.as_raw());
-        }
-        // SAFETY: the instance is pinned and not on a device (`OFF`);
-        // `dev` is a live device, locked (`LockedDevice`), with a NAPI
-        // config for `index` (checked above); the poll function matches.
-        unsafe {
-            bindings::netif_napi_add_config_locked(
-                dev.as_raw(),
-                self.as_raw(),
-                Some(Self::poll_callback),
-                cidx,
-            )
-        };
-        // INVARIANT: added to `dev` just above, with `owner` set; `dev`
-        // is of `T::Data` and `owner` stays alive, per the caller. The lock
-        // is held.
-        self.state.store(ADDED, Release);
-        // SAFETY: just added.
-        Ok(unsafe { Added::from_napi(self) })
-    }
-
-    /// The instance as added to its device, if it is on one.
-    pub fn added(&self) -> Option<&Added<T>> {
-        // SAFETY: not `OFF`: on its device.
-        (self.state.load(Acquire) != OFF).then(|| unsafe { Added::from_napi(self) })
-    }
-
-    /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
-    /// after [`Added::enable`] to take what the device did while polling
-    /// was off. `false` when a poll was already scheduled or the instance
-    /// is not enabled.
-    pub fn schedule(&self) -> bool {
-        // SAFETY: an instance not on a device, or disabled, has its `SCHED`
-        // bit set, which `napi_schedule` leaves alone; an enabled one is
-        // scheduled.
-        unsafe { bindings::napi_schedule(self.as_raw()) }
     }
 
     /// The device of an instance that was added.
@@ -312,8 +265,7 @@ impl<T: Poll> Napi<T> {
         // SAFETY: the lock is held and the instance disabled: no poll
         // uses the pools (type invariant).
         unsafe { self.drop_pools() };
-        self.owner.set(core::ptr::null());
-        // INVARIANT: off the device.
+        // INVARIANT: off the device, its pools gone.
         self.state.store(OFF, Relaxed);
     }
 
@@ -333,16 +285,164 @@ impl<T: Poll> Napi<T> {
             drop(pools);
         }
     }
+}
+
+/// Takes every NAPI instance still on `dev` off it, as [`Added::remove`]
+/// does, each [`Napi`] agreeing: what the registration of a device does
+/// once the device is unregistered, before the driver's data drops. The
+/// core would only delete them in `free_netdev`, after the data is gone,
+/// and until then an enabled instance could be polled (busy polling finds
+/// it by its NAPI ID, threaded NAPI, an interrupt). Sleeps.
+///
+/// # Safety
+///
+/// `dev` is a live device, whose instance lock the caller does not hold,
+/// and every instance on its NAPI list was put there by [`Napi::add`].
+pub(crate) unsafe fn remove_all(dev: *mut bindings::net_device) {
+    // SAFETY: a live device, not locked by the caller.
+    unsafe { bindings::netdev_lock(dev) };
+    // SAFETY: a live device; the list changes only under the instance
+    // lock (`netif_napi_add_locked`, `__netif_napi_del_locked`), held.
+    let head = unsafe { &raw mut (*dev).napi_list };
+    // SAFETY: as above.
+    let mut pos = unsafe { (*head).next };
+    let mut any = false;
+    while pos != head {
+        // SAFETY: an entry of the list is the `dev_list` of an instance.
+        let napi = unsafe { pos.byte_sub(core::mem::offset_of!(bindings::napi_struct, dev_list)) }
+            .cast::<bindings::napi_struct>();
+        // SAFETY: the list is intact under the lock; the next entry is
+        // read before this one leaves it.
+        pos = unsafe { (*pos).next };
+        // SAFETY: `Napi::add` put the instance there, per the caller: it
+        // is the `raw` field, at offset 0 of a `#[repr(C)]` `Instance`, at
+        // offset 0 of a `#[repr(C)]` `Napi<_>`, which does not go before
+        // it took the instance off.
+        let inst = unsafe { &*napi.cast::<Instance>() };
+        // SAFETY: on the list, under the lock: on its device (`state` is
+        // not `OFF`, type invariant), whose lock is held.
+        unsafe { inst.take_off() };
+        any = true;
+    }
+    // SAFETY: locked above.
+    unsafe { bindings::netdev_unlock(dev) };
+    if any {
+        // SAFETY: no requirements; waits out lockless readers of the
+        // device's NAPI list, as `netif_napi_del` does.
+        unsafe { bindings::synchronize_net() };
+    }
+}
+
+impl<T: Poll> Napi<T> {
+    /// A NAPI instance, not yet added to a device.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inst <- Instance::new(),
+            owner: Cell::new(core::ptr::null()),
+            _pin: PhantomPinned,
+        })
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::napi_struct {
+        self.inst.as_raw()
+    }
+
+    /// Adds the instance to `dev` as the NAPI of queue `index`, polling
+    /// `owner`, disabled (`netif_napi_add_config_locked`). The instance
+    /// keeps the queue's settings and NAPI ID across removal and addition,
+    /// so the device's NAPI list stays sorted by ID (as netlink dumps need)
+    /// however its queues restart. An instance already on the device stays
+    /// as it is.
+    ///
+    /// `EINVAL` if `index` is not below the number of queues the device was
+    /// allocated with.
+    ///
+    /// # Safety
+    ///
+    /// `owner` is the object this `Napi` is embedded in; what its poll uses
+    /// of it stays alive until the instance is removed or this `Napi`
+    /// dropped (declaring the `Napi` before the fields the poll uses does
+    /// it). The instance is only ever added to `dev`, and the `Napi` is
+    /// reached only through `dev`'s data (it is in it, or owned by it): it
+    /// is borrowed only while the data is initialised, or while the data
+    /// drops, which the registration does only after it took the instance
+    /// off. No other instance of `dev` has `index`.
+    pub unsafe fn add<'a>(
+        &'a self,
+        dev: &LockedDevice<T::Data>,
+        owner: &T,
+        index: u32,
+    ) -> Result<&'a Added<T>> {
+        if let Some(added) = self.added() {
+            return Ok(added);
+        }
+        let inst = &self.inst;
+        // SAFETY: a live device; the field is set at allocation.
+        if index >= unsafe { (*dev.as_raw()).num_napi_configs } {
+            return Err(EINVAL);
+        }
+        // CAST: below the device's queue count, an int.
+        let cidx = index as c_int;
+        self.owner.set(owner);
+        inst.index.set(index);
+        if inst.dev.get().is_null() {
+            // Written once, before `state` first leaves `OFF`: read after
+            // that without a race.
+            inst.dev.set(dev.as_raw());
+        }
+        // SAFETY: the instance is pinned and not on a device (`OFF`);
+        // `dev` is a live device, locked (`LockedDevice`), with a NAPI
+        // config for `index` (checked above); the poll function matches.
+        unsafe {
+            bindings::netif_napi_add_config_locked(
+                dev.as_raw(),
+                self.as_raw(),
+                Some(Self::poll_callback),
+                cidx,
+            )
+        };
+        // INVARIANT: added to `dev` just above, with `owner` set; `dev`
+        // is of `T::Data`, its data initialised (the lock is held by a
+        // callback or a run of the driver's) and `owner` stays alive, per
+        // the caller. The lock is held.
+        inst.state.store(ADDED, Release);
+        // SAFETY: just added.
+        Ok(unsafe { Added::from_napi(self) })
+    }
+
+    /// The instance as added to its device, if it is on one.
+    pub fn added(&self) -> Option<&Added<T>> {
+        // SAFETY: not `OFF`: on its device.
+        (self.inst.state.load(Acquire) != OFF).then(|| unsafe { Added::from_napi(self) })
+    }
+
+    /// Schedules a poll (`napi_schedule`): from the interrupt handler, or
+    /// after [`Added::enable`] to take what the device did while polling
+    /// was off. `false` when a poll was already scheduled or the instance
+    /// is not enabled.
+    pub fn schedule(&self) -> bool {
+        // SAFETY: an instance not on a device, or disabled, has its `SCHED`
+        // bit set, which `napi_schedule` leaves alone; an enabled one is
+        // scheduled.
+        unsafe { bindings::napi_schedule(self.as_raw()) }
+    }
+
+    /// The device of an instance that was added.
+    pub(super) fn device(&self) -> *mut bindings::net_device {
+        self.inst.device()
+    }
 
     /// # Safety
     ///
     /// Called by the NAPI core for an instance added by [`Napi::add`].
     unsafe extern "C" fn poll_callback(napi: *mut bindings::napi_struct, budget: c_int) -> c_int {
         // SAFETY: `napi` is the `raw` field, at offset 0 of a `#[repr(C)]`
-        // `Napi<T>`, which this callback was registered for.
+        // `Instance`, at offset 0 of a `#[repr(C)]` `Napi<T>`, which this
+        // callback was registered for.
         let this = unsafe { &*napi.cast::<Self>() };
         // SAFETY: set by `add` before the instance could be scheduled, and
-        // alive until the instance is removed (type invariant).
+        // alive until the instance is removed (type invariant): a polled
+        // instance is enabled, so on its device.
         let owner = unsafe { &*this.owner.get() };
         let budget = budget.max(0);
         let completed = Cell::new(false);
@@ -368,21 +468,29 @@ impl<T: Poll> Napi<T> {
 #[pinned_drop]
 impl<T: Poll> PinnedDrop for Napi<T> {
     fn drop(self: Pin<&mut Self>) {
-        if self.state.load(Relaxed) == OFF {
+        let inst = &self.inst;
+        if inst.state.load(Acquire) == OFF {
             return;
         }
-        let dev = self.device();
+        let dev = inst.device();
         // SAFETY: the device outlives the instance (type invariant). The
         // lock is not held here: the `Napi` is not dropped under it (it
         // would deadlock, not corrupt).
         unsafe { bindings::netdev_lock(dev) };
-        // SAFETY: on its device, locked just above.
-        unsafe { self.take_off() };
+        // Again under the lock: the registration may have taken the
+        // instance off meanwhile.
+        let on = inst.state.load(Relaxed) != OFF;
+        if on {
+            // SAFETY: on its device, locked just above.
+            unsafe { inst.take_off() };
+        }
         // SAFETY: locked above.
         unsafe { bindings::netdev_unlock(dev) };
-        // SAFETY: no requirements; waits out lockless readers of the
-        // device's NAPI list, as `netif_napi_del` does.
-        unsafe { bindings::synchronize_net() };
+        if on {
+            // SAFETY: no requirements; waits out lockless readers of the
+            // device's NAPI list, as `netif_napi_del` does.
+            unsafe { bindings::synchronize_net() };
+        }
     }
 }
 
@@ -426,15 +534,21 @@ impl<T: Poll> Added<T> {
 
     /// The device the instance was added to.
     pub fn dev(&self) -> &Device<T::Data> {
-        // SAFETY: added to a device of `T::Data` that outlives the
-        // instance (type invariants of `Added` and `Napi`).
+        // SAFETY: added (type invariant) to a device of `T::Data`, the
+        // only one (contract of `Napi::add`). `self` borrows the `Napi`,
+        // reached only through the device's data, and so borrowed only
+        // while that data is initialised (`Napi::add`) or dropping; once
+        // it drops, the instance is off (the registration took it off
+        // first), so `Napi::added` makes no `Added`, and one made before
+        // is not borrowed any more. So the data is initialised while the
+        // result is borrowed.
         unsafe { Device::from_raw(self.0.device()) }
     }
 
     /// Whether `dev` is the instance's device, locked, and the instance is
     /// still on it.
     fn held(&self, dev: &LockedDevice<T::Data>) -> bool {
-        dev.as_raw() == self.0.device() && self.0.state.load(Acquire) != OFF
+        dev.as_raw() == self.0.device() && self.0.inst.state.load(Acquire) != OFF
     }
 
     /// Names `irq` as the interrupt that schedules the instance
@@ -454,26 +568,26 @@ impl<T: Poll> Added<T> {
     /// Lets the instance be scheduled (`napi_enable_locked`); an enabled
     /// one stays as it is.
     pub fn enable(&self, dev: &LockedDevice<T::Data>) {
-        if !self.held(dev) || self.0.state.load(Relaxed) == ENABLED {
+        if !self.held(dev) || self.0.inst.state.load(Relaxed) == ENABLED {
             return;
         }
         // SAFETY: on its device and disabled (`napi_enable` requires its
         // `SCHED` bit set, which only enabling clears); the lock is held.
         unsafe { bindings::napi_enable_locked(self.0.as_raw()) };
         // INVARIANT: enabled just above, the lock held.
-        self.0.state.store(ENABLED, Relaxed);
+        self.0.inst.state.store(ENABLED, Relaxed);
     }
 
     /// Stops the instance and waits for a poll under way
     /// (`napi_disable_locked`); a disabled one stays as it is. Sleeps.
     pub fn disable(&self, dev: &LockedDevice<T::Data>) {
-        if !self.held(dev) || self.0.state.load(Relaxed) != ENABLED {
+        if !self.held(dev) || self.0.inst.state.load(Relaxed) != ENABLED {
             return;
         }
         // SAFETY: enabled, on its device, the lock held.
         unsafe { bindings::napi_disable_locked(self.0.as_raw()) };
         // INVARIANT: disabled just above, the lock held.
-        self.0.state.store(ADDED, Relaxed);
+        self.0.inst.state.store(ADDED, Relaxed);
     }
 
     /// Names the instance as the one serving receive and transmit queue
@@ -487,7 +601,7 @@ impl<T: Poll> Added<T> {
             return Err(EINVAL);
         }
         // SAFETY: on its device, which is locked.
-        unsafe { self.0.set_serving(serve) }
+        unsafe { self.0.inst.set_serving(serve) }
     }
 
     /// Forgets what the instance's transmit queue (of the index it was
@@ -506,10 +620,10 @@ impl<T: Poll> Added<T> {
             return Err(EINVAL);
         }
         // Only `enable`, under the lock held here, makes it `ENABLED`.
-        if self.0.state.load(Relaxed) == ENABLED {
+        if self.0.inst.state.load(Relaxed) == ENABLED {
             return Err(EBUSY);
         }
-        let Ok(idx) = u16::try_from(self.0.index.get()) else {
+        let Ok(idx) = u16::try_from(self.0.inst.index.get()) else {
             return Ok(());
         };
         let Some(q) = dev.tx_queue(idx) else {
@@ -584,7 +698,7 @@ impl<T: Poll> Added<T> {
             return Err((EINVAL, pool));
         }
         // Only `enable`, under the lock held here, makes it `ENABLED`.
-        if self.0.state.load(Relaxed) == ENABLED {
+        if self.0.inst.state.load(Relaxed) == ENABLED {
             return Err((EBUSY, pool));
         }
         let napi = pool.napi();
@@ -593,7 +707,7 @@ impl<T: Poll> Added<T> {
         }
         // SAFETY: the lock is held and the instance is not enabled: no
         // poll uses the pools (type invariant).
-        let pools = unsafe { &mut *self.0.pools.get() };
+        let pools = unsafe { &mut *self.0.inst.pools.get() };
         let slot = match pools.iter().position(Option::is_none) {
             Some(slot) => slot,
             None => {
@@ -634,11 +748,11 @@ impl<T: Poll> Added<T> {
         if !self.held(dev) || id.napi != self.0.as_raw() {
             return Err(EINVAL);
         }
-        if self.0.state.load(Relaxed) == ENABLED {
+        if self.0.inst.state.load(Relaxed) == ENABLED {
             return Err(EBUSY);
         }
         // SAFETY: as in `attach_pool`.
-        let pools = unsafe { &mut *self.0.pools.get() };
+        let pools = unsafe { &mut *self.0.inst.pools.get() };
         let pool = pools
             .get_mut(id.slot)
             .and_then(Option::take)
@@ -659,7 +773,7 @@ impl<T: Poll> Added<T> {
             return;
         }
         // SAFETY: on its device, which is locked.
-        unsafe { self.0.take_off() };
+        unsafe { self.0.inst.take_off() };
         // SAFETY: no requirements; as `netif_napi_del_locked` does.
         unsafe { bindings::synchronize_net() };
     }
@@ -697,5 +811,160 @@ impl<'a> super::page_pool::Params<'a> {
     pub unsafe fn napi<T: Poll>(mut self, napi: &'a Napi<T>) -> Self {
         self.fast().napi = napi.as_raw();
         self
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_net_napi)]
+mod tests {
+    use super::*;
+    use crate::{
+        device::{
+            Bound,
+            Device as GenericDevice, //
+        },
+        faux,
+        net::{
+            driver::{
+                Busy,
+                Operations,
+                Registration,
+                TxQueue, //
+            },
+            skbuff::SkBuff,
+        },
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// The data's first field is alive.
+    static ALIVE: Atomic<bool> = Atomic::new(false);
+    /// Polls of the instance.
+    static POLLS: Atomic<u32> = Atomic::new(0);
+    /// Polls that saw the first field dropped.
+    static LATE: Atomic<u32> = Atomic::new(0);
+    /// The instance, for the first field's drop; null until it is added.
+    static NAPI: Atomic<*const Napi<Queue>> = Atomic::new(core::ptr::null());
+    /// Whether the instance was still on its device when the first field
+    /// dropped.
+    static ON_AT_DROP: Atomic<bool> = Atomic::new(true);
+    /// Whether the first field's drop could schedule the instance.
+    static SCHEDULED_AT_DROP: Atomic<bool> = Atomic::new(true);
+
+    /// Dropped before the queue, as it is declared before it: schedules
+    /// the queue's instance as it goes, as an interrupt or busy polling
+    /// could.
+    struct Marker;
+
+    impl Drop for Marker {
+        fn drop(&mut self) {
+            ALIVE.store(false, Release);
+            let napi = NAPI.load(Acquire);
+            if !napi.is_null() {
+                // SAFETY: the `Napi` of the data this marker is in,
+                // declared after it: not dropped yet.
+                let napi = unsafe { &*napi };
+                ON_AT_DROP.store(napi.added().is_some(), Relaxed);
+                SCHEDULED_AT_DROP.store(napi.schedule(), Relaxed);
+            }
+            // Time for a poll, had the instance been left on.
+            fsleep(Delta::from_millis(50));
+        }
+    }
+
+    #[pin_data]
+    struct Queue {
+        #[pin]
+        napi: Napi<Queue>,
+    }
+
+    impl Poll for Queue {
+        type Data = Data;
+
+        fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+            if !ALIVE.load(Acquire) {
+                LATE.add(1, Relaxed);
+            }
+            POLLS.add(1, Relaxed);
+            napi.complete_done(0);
+            0
+        }
+    }
+
+    #[pin_data]
+    struct Data {
+        marker: Marker,
+        #[pin]
+        q: Queue,
+    }
+
+    #[vtable]
+    impl Operations for Data {
+        fn open(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn stop(_dev: &LockedDevice<Self>) -> Result {
+            // The instance is left on the device, enabled.
+            Ok(())
+        }
+
+        fn start_xmit(
+            _dev: &Device<Self>,
+            _txq: &mut TxQueue<'_>,
+            skb: SkBuff,
+        ) -> Result<(), Busy> {
+            skb.consume();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn no_poll_once_the_registration_goes() -> Result {
+        let faux = faux::Registration::new(c"rust_net_napi", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        ALIVE.store(true, Release);
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x02],
+            try_pin_init!(Data {
+                marker: Marker,
+                q <- pin_init!(Queue {
+                    napi <- Napi::new(),
+                }),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        let q = &dev.data().q;
+        dev.with_rtnl_locked(|locked| -> Result {
+            // SAFETY: the owner is the queue the instance is in, which
+            // has nothing else; the queue is in the data of `dev`, the
+            // only device it is added to, and reached only through it;
+            // index 0 is its alone.
+            let napi = unsafe { q.napi.add(locked, q, 0)? };
+            napi.enable(locked);
+            Ok(())
+        })?;
+        NAPI.store(&raw const q.napi, Release);
+        assert!(q.napi.schedule());
+        for _ in 0..100 {
+            if POLLS.load(Relaxed) >= 1 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert!(POLLS.load(Relaxed) >= 1);
+        // Unregisters the device, whose driver leaves the instance on it,
+        // then drops `marker`, then `q`.
+        drop(reg);
+        assert!(!ON_AT_DROP.load(Relaxed));
+        assert!(!SCHEDULED_AT_DROP.load(Relaxed));
+        assert_eq!(LATE.load(Relaxed), 0);
+        Ok(())
     }
 }

@@ -110,8 +110,12 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
 
     /// The device the instance polls for.
     pub fn dev(&self) -> &'a Device<T::Data> {
-        // SAFETY: a polled instance is on a device of `T::Data`, which
-        // outlives it (type invariant of `Napi`).
+        // SAFETY: a polled instance is enabled, so on a device of
+        // `T::Data` whose data is initialised (type invariants of `Napi`
+        // and `Instance`): the registration takes the instance off,
+        // disabling it and so waiting for this poll, before it drops the
+        // data, or waits for the counted references a poll may have made.
+        // The poll sees `'a` only as a lifetime of its call.
         unsafe { Device::from_raw(self.napi.device()) }
     }
 
@@ -146,7 +150,7 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     /// }
     /// ```
     pub fn tx_completed(&self, packets: u32, bytes: u32) {
-        let Ok(idx) = u16::try_from(self.napi.index.get()) else {
+        let Ok(idx) = u16::try_from(self.napi.inst.index.get()) else {
             return;
         };
         if let Some(q) = self.dev().tx_queue(idx) {
@@ -253,7 +257,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // SAFETY: in the instance's poll, which alone uses the pools while
         // it may be polled (type invariant of `Napi`); `&mut self`, this
         // poll's only `NapiRx`, lends them out once at a time.
-        let pools = unsafe { &mut *self.napi.pools.get() };
+        let pools = unsafe { &mut *self.napi.inst.pools.get() };
         pools.get_mut(id.slot).and_then(Option::as_mut)
     }
 

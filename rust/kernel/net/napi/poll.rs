@@ -274,7 +274,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // SAFETY: in the instance's poll, which alone uses the pools while
         // it may be polled (type invariant of `Napi`); `&self` keeps this
         // poll's only `NapiRx` from lending a pool out mutably meanwhile.
-        let pools = unsafe { &*self.napi.pools.get() };
+        let pools = unsafe { &*self.napi.inst.pools.get() };
         pools.get(id.slot).and_then(Option::as_ref)
     }
 

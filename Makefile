@@ -12,7 +12,9 @@
 #                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
 #                  RUST off), one line each; CHECK_CONFIGS="name ..."
 #   make check-series   build each commit of the series in turn, name the
-#                  first that fails
+#                  first that fails; TYPECHECK=1: only type-check (rustc
+#                  metadata + clippy) each commit's kernel crate, devmem_rs
+#                  and igb_rs against the main build (minutes, not an hour)
 #   make patches   write the git format-patch series to series/
 #   make clean     drop the kernel build output (keeps the pristine tree)
 #   make distclean drop the whole cache
@@ -21,7 +23,8 @@
 # ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES, PROFILE=1
 # (make bench: perf profiles of devmem receive),
 # EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
-# and check-series: resolve the configurations, build nothing).
+# and check-series: resolve the configurations, build nothing), TYPECHECK=1
+# (check-series: type-check the Rust of each commit, build nothing).
 
 SHELL := /bin/bash
 H := harness

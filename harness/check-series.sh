@@ -37,6 +37,36 @@
 # not built again ("built before"; its id fixes its contents):
 # SERIES_REBUILD=1 builds them all. CONFIG_ONLY=1 walks the series
 # resolving and checking each commit's configuration, building nothing.
+#
+# TYPECHECK=1 is the quick pass (a few minutes instead of about an hour):
+# no worktree, no build. For each commit it extracts the commit's rust/,
+# net/core/devmem_rs/, drivers/net/ethernet/intel/igb_rs/ and .clippy.toml
+# (git archive) into $CACHE_DIR/check-series/typecheck/src and reruns on
+# them the rustc commands the main build ($KBUILD_OUT, make kernel)
+# recorded for the kernel crate, devmem_rs and igb_rs (the .cmd files), as
+# recorded (clippy-driver, -Dwarnings, the build's cfgs, CLIPPY_CONF_DIR
+# at the extracted tree as kbuild sets it at the source tree), but with
+# --emit=metadata only, written to $CACHE_DIR/check-series/typecheck/meta:
+# the commit's kernel crate metadata is what its devmem_rs and igb_rs are
+# checked against. A crate the commit does not have yet is skipped. Same
+# output, one line per commit, stopping at the first failure (the error's
+# log: typecheck/NNNN.log); nothing is cached, every commit is checked.
+# The cached kernel tree's checkout and the main build are only read.
+# It finds what rustc and clippy find before code generation: a name used
+# before the patch that adds it, a type or borrow error, a lint. It cannot
+# see the rest, which comes from the main build as it is at the tip:
+#   - the other crates (bindings and uapi with bindgen's output, macros,
+#     pin_init, ffi) and the generated files, so an early commit that uses
+#     a binding, helper or #include a later patch adds passes;
+#   - the configuration (include/generated/rustc_cfg): each commit is seen
+#     with the final cfgs, and code a config leaves out is not checked (in
+#     the default one, bench.rs under CONFIG_NET_DEVMEM_RUST_BENCH);
+#   - code generation and linking: post-monomorphization errors, a
+#     build_assert! that does not fold, an undefined symbol, objtool;
+#   - C, Kconfig, Makefiles and the patches to upstream files outside
+#     rust/ (the full mode builds them).
+# So the main build must be of the current tip: after a change to a patch
+# of bindings_helper.h, a helper or a Kconfig entry, make kernel first.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +78,7 @@ wt=$CACHE_DIR/series-wt
 out=$CACHE_DIR/check-series
 build=$CACHE_DIR/build-series
 [ "${CONFIG_ONLY:-0}" = 1 ] && build=$out/config
-mkdir -p "$out" "$build"
+mkdir -p "$out"
 EXTRA_CONFIG=${EXTRA_CONFIG:-}
 
 base=$(git_k rev-parse "$BASE_REF^{commit}")
@@ -58,6 +88,115 @@ mapfile -t entries < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP_
 [ ${#commits[@]} -eq ${#entries[@]} ] ||
 	die "$base..$tip has ${#commits[@]} commits, patches/series ${#entries[@]} entries"
 
+# TYPECHECK=1: the quick pass (header).
+tc=$out/typecheck
+tc_src=$tc/src
+tc_meta=$tc/meta
+
+# The rustc command kbuild recorded in $KBUILD_OUT/$2 for crate $1, made to
+# read the extracted tree and the metadata directory and to write the
+# crate's metadata there, and nothing else.
+typecheck_cmd() { # crate cmd-file
+	local f=$KBUILD_OUT/$2 cmd src meta
+	[ -f "$f" ] || die "no $f: TYPECHECK=1 reruns the main build's rustc commands; build it first with 'make kernel'"
+	cmd=$(sed -n 's/^savedcmd_[^ ]* := *//p' "$f")
+	cmd=${cmd%%;*} # "; objtool ..."
+	case "$cmd" in
+	*"$KERNEL_TREE/"*) ;;
+	*) die "$f is not a build of $KERNEL_TREE; run 'make kernel'" ;;
+	esac
+	src=$(printf %q "$tc_src")
+	meta=$(printf %q "$tc_meta")
+	cmd=${cmd//"$KERNEL_TREE/"/"$src/"}
+	cmd=$(sed -E -e 's/(^| )--emit=[^ ]+/ /g' \
+		-e 's/(^| )(--out-dir|-o)[ =][^ ]+/ /g' \
+		-e "s#(^| )-L ?\./rust/?( |\$)# -L $meta #g" \
+		-e "s#--extern ([a-z_]+)=\./rust/#--extern \1=$meta/#g" <<<"$cmd")
+	printf '%s --emit=metadata=%s/lib%s.rmeta\n' "$cmd" "$meta" "$1"
+}
+
+# The first error in log $1, where it is, and the log, on one line.
+typecheck_error() { # log
+	local line loc=
+	line=$(grep -m 1 -n -E '^error(\[E[0-9]+\])?:' "$1" || true)
+	if [ -n "$line" ]; then
+		loc=$(sed -n "$((${line%%:*} + 1))s/^ *--> //p" "$1")
+		loc=${loc#"$tc_src/"}
+		line=${line#*:}
+	else
+		line=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1 || true)
+	fi
+	printf '%s%s (log: %s)\n' "$line" "${loc:+ at $loc}" "$1"
+}
+
+# Type-checks the crates of commit $1, the diagnostics to log $2.
+typecheck_commit() { # commit log
+	local p paths=() crate root cmd
+	rm -rf "$tc_src" "$tc_meta"/lib{kernel,devmem_rs,igb_rs}.rmeta
+	mkdir -p "$tc_src"
+	for p in .clippy.toml rust net/core/devmem_rs drivers/net/ethernet/intel/igb_rs; do
+		[ -z "$(git_k ls-tree "$1" -- "$p")" ] || paths+=("$p")
+	done
+	git_k archive "$1" -- "${paths[@]}" | tar -x -C "$tc_src" || return 1
+	for crate in kernel devmem_rs igb_rs; do
+		root=${tc_roots[$crate]}
+		if [ ! -f "$tc_src/$root" ]; then
+			echo "== $crate: not in this commit" >>"$2"
+			continue
+		fi
+		echo "== $crate ($root)" >>"$2"
+		cmd=${tc_cmds[$crate]}
+		# kbuild exports both to rustc (CLIPPY_CONF_DIR=$(srctree)).
+		(cd "$KBUILD_OUT" && export CLIPPY_CONF_DIR=$tc_src RUSTC_BOOTSTRAP=1 &&
+			eval "$cmd") >>"$2" 2>&1 || return 1
+	done
+}
+
+if [ "${TYPECHECK:-0}" = 1 ]; then
+	declare -A tc_roots=(
+		[kernel]=rust/kernel/lib.rs
+		[devmem_rs]=net/core/devmem_rs/devmem_rs.rs
+		[igb_rs]=drivers/net/ethernet/intel/igb_rs/igb_rs.rs
+	) tc_cmds=()
+	tc_cmds[kernel]=$(typecheck_cmd kernel rust/.kernel.o.cmd)
+	tc_cmds[devmem_rs]=$(typecheck_cmd devmem_rs net/core/devmem_rs/.devmem_rs.o.cmd)
+	tc_cmds[igb_rs]=$(typecheck_cmd igb_rs drivers/net/ethernet/intel/igb_rs/.igb_rs.o.cmd)
+	[ -f "$KBUILD_OUT/rust/libkernel.rmeta" ] ||
+		die "no $KBUILD_OUT/rust/libkernel.rmeta: build the main kernel first with 'make kernel'"
+	# The other crates' metadata and proc macros, the main build's.
+	rm -rf "$tc_meta"
+	mkdir -p "$tc_meta"
+	for p in "$KBUILD_OUT"/rust/*.rmeta "$KBUILD_OUT"/rust/*.so; do
+		[ "${p##*/}" = libkernel.rmeta ] || ln -s "$p" "$tc_meta/"
+	done
+	n=0
+	for i in $(seq 0 ${#commits[@]}); do
+		if [ "$i" -eq 0 ]; then
+			c=$base
+			num=0000
+		else
+			c=${commits[$((i - 1))]}
+			num=${entries[$((i - 1))]%%-*}
+		fi
+		subject=$(git_k log -1 --format=%s "$c")
+		log=$tc/$num.log
+		: >"$log"
+		t0=$(date +%s)
+		if typecheck_commit "$c" "$log"; then
+			printf 'ok   series %s %s (%s s)\n' "$num" "$subject" "$(($(date +%s) - t0))"
+			n=$((n + 1))
+		else
+			printf 'FAIL series %s %s: %s\n' "$num" "$subject" "$(typecheck_error "$log")"
+			info "the commit's files are left in $tc_src"
+			echo "$n passed, 1 failed"
+			exit 1
+		fi
+	done
+	echo "$n passed, 0 failed"
+	exit 0
+fi
+
+mkdir -p "$build"
 if ! git -C "$wt" rev-parse --git-dir >/dev/null 2>&1; then
 	rm -rf "$wt"
 	info "adding a worktree of $KERNEL_TREE at $wt"

@@ -374,6 +374,25 @@ impl NetDevice {
         unsafe { (*self.as_raw()).real_num_rx_queues }
     }
 
+    /// Receive queue `idx` of those allocated with the device
+    /// (`num_rx_queues`), in use or not, without the instance lock: the
+    /// queues live as long as the device. What a queue holds (its provider,
+    /// its lease) may change meanwhile; [`Locked::rx_queue`] gives only
+    /// queues in use, under the lock.
+    pub fn rx_queue_unlocked(&self, idx: u32) -> Option<&RxQueue> {
+        // SAFETY: the device is alive, by the type invariant; the field is
+        // set when the device is allocated and never changes.
+        if idx >= unsafe { (*self.as_raw()).num_rx_queues } {
+            return None;
+        }
+        // CAST: u32 to usize is lossless on Linux.
+        // SAFETY: `_rx` has `num_rx_queues` entries, allocated with the
+        // device, which live as long as it does.
+        let rxq = unsafe { (*self.as_raw())._rx.add(idx as usize) };
+        // SAFETY: as above.
+        Some(unsafe { RxQueue::from_raw(rxq) })
+    }
+
     /// How the device transmits from `net_iov`s.
     pub fn netmem_tx(&self) -> NetmemTx {
         // CAST: a two-bit field.
@@ -539,6 +558,18 @@ impl RxQueue {
         // CAST: an index into an array of at most `num_rx_queues` (a u32)
         // queues, from its start.
         idx as u32
+    }
+
+    /// The private data of the queue's memory provider
+    /// (`mp_params.mp_priv`), read as C reads it, to compare with a
+    /// provider's address: null when the queue has none. Meaningful while
+    /// the device's instance lock is held, which providers come and go
+    /// under.
+    pub fn mp_priv(&self) -> *const c_void {
+        // SAFETY: valid by the type invariant; the field is a pointer read
+        // once, never dereferenced here.
+        unsafe { core::ptr::addr_of!((*self.as_raw()).mp_params.mp_priv).read_volatile() }
+            .cast_const()
     }
 
     /// The queue of another device this one is leased to or from, read as

@@ -241,6 +241,16 @@ impl Pool {
         unsafe { PagePool::from_raw(self.ptr.as_ptr()) }
     }
 
+    /// How many buffers wait in the pool's allocation cache (`alloc.count`),
+    /// which the allocating context alone touches: `&mut self`, as for
+    /// [`Pool::alloc`] (a pool a NAPI instance recycles into directly is
+    /// that instance's, not the caller's).
+    pub fn cached(&mut self) -> u32 {
+        // SAFETY: the pool is valid; `&mut self` makes this the one
+        // allocating context, which owns `alloc`.
+        unsafe { (*self.ptr.as_ptr()).alloc.count }
+    }
+
     /// Whether buffers come from a memory provider and may be unreadable
     /// (`page_pool_is_unreadable`).
     pub fn is_unreadable(&self) -> bool {

@@ -14,7 +14,8 @@ use crate::{
     net::{
         driver::{
             Device,
-            LockedDevice, //
+            LockedDevice,
+            UnregisteredDevice, //
         },
         netlink::request::ExtAck,
     },
@@ -50,6 +51,22 @@ impl TcpDataSplit {
         };
         // CAST: the values are 0, 1 and 2.
         v as u8
+    }
+}
+
+impl<T> UnregisteredDevice<T> {
+    /// Sets the device's header split (`tcp-data-split`) to begin with, as
+    /// user space would (`ethtool -G`), which may change it later through
+    /// [`Ops::set_ringparam`]. A memory provider goes on a receive queue
+    /// only with it [`TcpDataSplit::Enabled`]
+    /// ([`MpParams::open_rxq`](crate::net::page_pool::MpParams::open_rxq)
+    /// refuses otherwise, with `EINVAL`).
+    pub fn set_tcp_data_split(&self, split: TcpDataSplit) {
+        // SAFETY: not registered (type invariant of `UnregisteredDevice`):
+        // no one reads the configuration concurrently. It is allocated with
+        // the device (`dev->cfg`, which `cfg_pending` is until
+        // registration).
+        unsafe { (*(*self.raw()).cfg).hds_config = split.as_raw() };
     }
 }
 

@@ -180,7 +180,7 @@ static C_PATH_OPS: ProviderOps<GenPoolPath> = ProviderOps::new();
 /// One round: a new pool on the rig's queue, every `net_iov` out and back,
 /// the pool destroyed (which releases what its ring holds to the
 /// provider). Returns how many came out and the nanoseconds it took.
-fn round(rig: &mut Rig, dev: &Device<Bound>) -> Result<(u32, i64)> {
+fn round(rig: &mut Rig<'_>, dev: &Device<Bound>) -> Result<(u32, i64)> {
     // CAST: u32 to usize is lossless on Linux.
     let mut got = KVVec::with_capacity(NIOVS as usize, GFP_KERNEL)?;
     let t0 = Instant::<Monotonic>::now();
@@ -222,18 +222,18 @@ fn system_round(dev: &Device<Bound>) -> Result<i64> {
 
 /// A rig for `ops` over `mp`, without a pool yet: its netdev is made once,
 /// outside the timed rounds.
-fn rig<T: MemoryProvider>(
+fn rig<'a, T: MemoryProvider>(
     ops: &'static ProviderOps<T>,
-    mp: &T,
-    dev: &Device<Bound>,
-) -> Result<Rig> {
+    mp: &'a T,
+    dev: &'a Device<Bound>,
+) -> Result<Rig<'a>> {
     let mut rig = Rig::new(ops, mp, dev, 0)?;
     rig.drop_pool();
     Ok(rig)
 }
 
 /// The nanoseconds of one round, checking that it saw every `net_iov`.
-fn timed(rig: &mut Rig, dev: &Device<Bound>) -> Result<i64> {
+fn timed(rig: &mut Rig<'_>, dev: &Device<Bound>) -> Result<i64> {
     let (n, ns) = round(rig, dev)?;
     if n != NIOVS {
         return Err(EIO);

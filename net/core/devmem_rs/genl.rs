@@ -436,19 +436,13 @@ mod tests {
             PAGE, //
         },
     };
-    use core::ptr;
     use kernel::{
-        bindings,
         device::Bound,
         dma_buf::test_exporter,
         faux,
         net::{
-            netdev::NetDevice,
-            netlink::request::ExtAckBuf,
-            page_pool::{
-                self,
-                Pool, //
-            },
+            netdev::RxQueue,
+            netlink::request::ExtAckBuf, //
         },
         time::{
             delay::fsleep,
@@ -456,141 +450,13 @@ mod tests {
         },
     };
 
-    /// The queue API of a [`Rig`], for tests of installing bindings on
-    /// queues: `netif_mp_open_rxq` and `netif_mp_close_rxq` put providers on
-    /// its queues, as on a device whose driver has the queue API.
-    impl Rig {
-        /// A netdev with two rx queues, neither provider nor pool, whose
-        /// queues restart as those of a driver with the queue API do
-        /// ([`QUEUE_OPS`]): providers go on and off them through the core
-        /// (`netif_mp_open_rxq`, `netif_mp_close_rxq`), checks included. The
-        /// device is down, so a restart makes the queue's new page pool, which
-        /// the core checks took the queue's provider, and frees the pool at
-        /// once. `dev` is the netdev's parent, the DMA device of its pools; it
-        /// must outlive the rig.
-        pub(crate) fn with_queue_api(dev: &Device<Bound>) -> Result<Self> {
-            let rig = Self::empty()?;
-            let netdev = rig.netdev().as_raw();
-            // `Device` is a transparent wrapper of `struct device`.
-            let parent = ptr::from_ref(dev).cast_mut().cast::<bindings::device>();
-            // SAFETY: the netdev is ours and not registered: nothing else reads
-            // these fields yet. The ops tables are constants, alive forever.
-            unsafe {
-                (*netdev).dev.parent = parent;
-                (*netdev).netdev_ops = NETDEV_OPS;
-                (*netdev).queue_mgmt_ops = QUEUE_OPS;
-                // Providers need header split (`netif_mp_open_rxq` checks).
-                // CAST: the enum value fits the `u8` field, as in C.
-                (*(*netdev).cfg).hds_config =
-                    bindings::ethtool_tcp_data_split_ETHTOOL_TCP_DATA_SPLIT_ENABLED as u8;
-            }
-            Ok(rig)
-        }
-
+    impl Rig<'_> {
         /// The provider data of rx queue `idx` (`mp_params.mp_priv`): null
         /// when the queue has no provider.
-        pub(crate) fn mp_priv(&self, idx: usize) -> *const c_void {
-            // SAFETY: the queue lives as long as the rig; the tests read this
-            // while no restart of the queue runs.
-            unsafe { (*self.rx_queue(idx).as_raw()).mp_params.mp_priv }.cast_const()
+        fn mp_priv(&self, idx: u32) -> *const c_void {
+            self.rx_queue(idx)
+                .map_or(core::ptr::null(), RxQueue::mp_priv)
         }
-    }
-
-    /// No device operations: the netdev is never registered or opened, but the
-    /// core reads the table (`netdev_need_ops_lock` looks for shaper ops).
-    const NETDEV_OPS: &bindings::net_device_ops = &{
-        // SAFETY: all-zero is a valid ops table: every op absent.
-        unsafe { core::mem::zeroed() }
-    };
-
-    /// The queue API of [`Rig::with_queue_api`]: a queue's memory is the page
-    /// pool made for it.
-    const QUEUE_OPS: &bindings::netdev_queue_mgmt_ops = &bindings::netdev_queue_mgmt_ops {
-        ndo_queue_mem_size: core::mem::size_of::<Pool>(),
-        ndo_queue_mem_alloc: Some(queue_mem_alloc),
-        ndo_queue_mem_free: Some(queue_mem_free),
-        ndo_queue_start: Some(queue_start),
-        ndo_queue_stop: Some(queue_stop),
-        // SAFETY: all-zero is valid for the remaining fields: no op.
-        ..unsafe { core::mem::zeroed() }
-    };
-
-    /// Makes the page pool of rx queue `idx` into `mem`, as a driver does for a
-    /// restart: the pool takes the queue's provider, if it has one.
-    ///
-    /// # Safety
-    ///
-    /// Called by the core, under the instance lock of a netdev made by
-    /// [`Rig::with_queue_api`], with a per-queue memory area of
-    /// `ndo_queue_mem_size` bytes.
-    unsafe extern "C" fn queue_mem_alloc(
-        dev: *mut bindings::net_device,
-        _qcfg: *mut bindings::netdev_queue_config,
-        mem: *mut c_void,
-        idx: c_int,
-    ) -> c_int {
-        let Ok(idx) = u32::try_from(idx) else {
-            return EINVAL.to_errno();
-        };
-        // SAFETY: the rig's netdev, alive during the call; its parent is the
-        // bound device `Rig::with_queue_api` was given, which outlives the rig.
-        let (netdev, parent) = unsafe {
-            (
-                NetDevice::from_raw(dev),
-                Device::<Bound>::from_raw((*dev).dev.parent),
-            )
-        };
-        // SAFETY: the core holds the instance lock across a restart.
-        let params = unsafe { page_pool::Params::new(parent, 0, 256).rx_queue(netdev, idx) };
-        match Pool::new(&params) {
-            Ok(pool) => {
-                // SAFETY: `mem` is `size_of::<Pool>()` bytes from `kvzalloc`,
-                // aligned for any field, and holds nothing yet.
-                unsafe { mem.cast::<Pool>().write(pool) };
-                0
-            }
-            Err(e) => e.to_errno(),
-        }
-    }
-
-    /// Destroys the pool [`queue_mem_alloc`] made.
-    ///
-    /// # Safety
-    ///
-    /// As for [`queue_mem_alloc`], with `mem` filled by it: the core frees only
-    /// memory it allocated successfully.
-    unsafe extern "C" fn queue_mem_free(_dev: *mut bindings::net_device, mem: *mut c_void) {
-        // SAFETY: `queue_mem_alloc` wrote a pool there, which the core gives
-        // up now.
-        drop(unsafe { mem.cast::<Pool>().read() });
-    }
-
-    /// The device is never up, so the core never starts a queue; refused in
-    /// case it did.
-    ///
-    /// # Safety
-    ///
-    /// As for [`queue_mem_alloc`].
-    unsafe extern "C" fn queue_start(
-        _dev: *mut bindings::net_device,
-        _qcfg: *mut bindings::netdev_queue_config,
-        _mem: *mut c_void,
-        _idx: c_int,
-    ) -> c_int {
-        EOPNOTSUPP.to_errno()
-    }
-
-    /// As [`queue_start`], for stopping.
-    ///
-    /// # Safety
-    ///
-    /// As for [`queue_mem_alloc`].
-    unsafe extern "C" fn queue_stop(
-        _dev: *mut bindings::net_device,
-        _mem: *mut c_void,
-        _idx: c_int,
-    ) -> c_int {
-        EOPNOTSUPP.to_errno()
     }
 
     #[test]

@@ -174,7 +174,7 @@ mod tests {
     };
 
     /// Allocates up to `n` buffers from `rig`'s pool, fewer if it runs dry.
-    fn take(rig: &mut Rig, n: usize) -> Result<KVec<PoolNetmem>> {
+    fn take(rig: &mut Rig<'_>, n: usize) -> Result<KVec<PoolNetmem>> {
         let mut got = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
             let Some(m) = rig.alloc() else { break };
@@ -273,15 +273,16 @@ mod tests {
     #[test]
     fn uninstall_forgets_the_queue_and_then_the_device() -> Result {
         with_handle(4, |h, dev| {
-            let rig = Rig::new(&DEVMEM_OPS, &**h, dev, 0)?;
+            // SAFETY: `h` outlives the rig, dropped in this closure.
+            let rig = unsafe { Rig::with_provider(&DEVMEM_OPS, &**h, dev, 0) }?;
             h.set_netdev(rig.netdev(), None)?;
-            h.add_rxq(rig.rx_queue(0))?;
+            h.add_rxq(rig.rx_queue(0).ok_or(EINVAL)?)?;
             assert_eq!(h.dev_ptr(), core::ptr::from_ref(rig.netdev()).cast_mut());
             assert!(h.rx_dev().is_some());
             let uninstall = DEVMEM_OPS.as_raw().uninstall.ok_or(EINVAL)?;
             // As the core does when the device goes, for a queue the
             // binding is not on, then for its queue.
-            let other = rig.rx_queue(1).as_raw();
+            let other = rig.rx_queue(1).ok_or(EINVAL)?.as_raw();
             // SAFETY: the provider's own parameters and a live queue.
             unsafe { uninstall(core::ptr::from_ref(&**h).cast_mut().cast(), other) };
             assert!(!h.dev_ptr().is_null());
@@ -289,7 +290,7 @@ mod tests {
             unsafe {
                 uninstall(
                     core::ptr::from_ref(&**h).cast_mut().cast(),
-                    rig.rx_queue(0).as_raw(),
+                    rig.rx_queue(0).ok_or(EINVAL)?.as_raw(),
                 )
             };
             assert!(h.dev_ptr().is_null());

@@ -3,24 +3,20 @@
 //! A page pool on a queue with a memory provider, without a NIC, for KUnit
 //! and the allocation benchmark.
 //!
-//! The netdev is allocated but never registered; its one rx queue gets the
-//! provider parameters directly, under the instance lock, where
-//! `netif_mp_open_rxq` would put them on a real device.
-//!
-//! `Rig::with_queue_api`, which the netlink tests add, instead lets
-//! `netif_mp_open_rxq` and `netif_mp_close_rxq` do it, as on a device whose
-//! driver has the queue API, for tests of installing bindings on queues.
+//! The netdev is a registered Ethernet device with two queues whose driver
+//! ([`RigDev`]) has the queue API and nothing else: it never comes up, and
+//! a queue's memory is the page pool made for it. Providers go on and off
+//! its queues as on a NIC's, through the core (`netif_mp_open_rxq`,
+//! `netif_mp_close_rxq`), checks included: [`Rig::new`] puts one on queue
+//! 0, and the netlink tests install bindings on [`Rig::with_queue_api`]'s.
+//! The device is down, so a restart makes the queue's new page pool, which
+//! the core checks took the queue's provider, and frees the pool at once.
 
 use super::binding::{
     Binding,
     Handle, //
 };
-use core::ptr::{
-    self,
-    NonNull, //
-};
 use kernel::{
-    bindings,
     device::{
         Bound,
         Device, //
@@ -32,16 +28,33 @@ use kernel::{
     dma_buf::test_exporter,
     faux,
     net::{
+        driver::{
+            self,
+            Busy,
+            LockedDevice,
+            Operations,
+            QueueConfig,
+            QueueMgmt,
+            Registration,
+            TxQueue, //
+        },
+        ethtool::TcpDataSplit,
         netdev::{
             NetDevice,
             RxQueue, //
         },
+        netlink::request::ExtAckBuf,
         page_pool::{
             self,
             MemoryProvider,
+            MpParams,
             Pool,
             PoolNetmem,
             ProviderOps, //
+        },
+        skbuff::{
+            DropReason,
+            SkBuff, //
         },
     },
     page::{
@@ -55,57 +68,127 @@ use kernel::{
 // CAST: a page fits a u32 segment length.
 pub(crate) const PAGE: u32 = PAGE_SIZE as u32;
 
-/// A netdev with two rx queues: the first with the provider `ops` over
-/// private data `mp_priv` and a page pool on it ([`Rig::new`]), or both
-/// restarted by the core as providers come and go
-/// (`Rig::with_queue_api`); torn down on drop.
-///
-/// # Invariants
-///
-/// `netdev` was allocated by `empty` and is freed by `drop`, after `pool`.
-pub(crate) struct Rig {
-    pool: Option<Pool>,
-    netdev: NonNull<bindings::net_device>,
+/// A locally administered MAC address, the same for every rig.
+const MAC: [u8; 6] = [0x02, 0, 0, 0xde, 0x7e, 0x01];
+
+/// The driver of a rig's netdev: no data, no hardware. The device never
+/// comes up, so only the queue API is ever called, by the core restarting
+/// a queue as a provider goes on or off it.
+struct RigDev;
+
+#[vtable]
+impl Operations for RigDev {
+    /// Refused: the device stays down, which is what its queue API relies
+    /// on.
+    fn open(_dev: &LockedDevice<Self>) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    fn stop(_dev: &LockedDevice<Self>) -> Result {
+        Ok(())
+    }
+
+    /// Never called: the device is never up.
+    fn start_xmit(
+        _dev: &driver::Device<Self>,
+        _txq: &mut TxQueue<'_>,
+        skb: SkBuff,
+    ) -> Result<(), Busy> {
+        skb.drop_reason(DropReason::DevReady);
+        Ok(())
+    }
 }
 
-impl Rig {
-    /// A netdev with two rx and tx queues, no provider and no pool.
-    pub(crate) fn empty() -> Result<Self> {
-        // SAFETY: valid name and setup function; two rx and tx queues.
-        let netdev = unsafe {
-            bindings::alloc_netdev_mqs(
-                0,
-                c"devmemrs%d".as_char_ptr(),
-                0,
-                Some(bindings::ether_setup),
-                2,
-                2,
-            )
-        };
+#[vtable]
+impl QueueMgmt for RigDev {
+    type RxQueueMem = Pool;
+
+    /// Makes the page pool of rx queue `idx`, as a driver does for a
+    /// restart: the pool takes the queue's provider, if it has one.
+    fn rx_mem_alloc(dev: &LockedDevice<Self>, _cfg: &QueueConfig, idx: u32) -> Result<Pool> {
+        Pool::new(&page_pool::Params::new(dev.parent(), 0, 256).rx_queue_locked(dev, idx))
+    }
+
+    /// The device is never up, so the core never stops a queue; refused in
+    /// case it did.
+    fn rx_stop(_dev: &LockedDevice<Self>, _idx: u32) -> Result<Pool> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// As [`RigDev::rx_stop`], for starting.
+    fn rx_start(_dev: &LockedDevice<Self>, mem: Pool, _idx: u32) -> Result<(), (Error, Pool)> {
+        Err((EOPNOTSUPP, mem))
+    }
+}
+
+/// A netdev with two rx queues: the first with a provider and a page pool
+/// on it ([`Rig::new`]), or providers installed by the tests
+/// ([`Rig::with_queue_api`]); torn down on drop: the pool destroyed, the
+/// provider of [`Rig::new`] closed, the device unregistered.
+pub(crate) struct Rig<'a> {
+    pool: Option<Pool>,
+    /// The provider [`Rig::new`] opened on queue 0.
+    mp: Option<MpParams>,
+    reg: Registration<'a, RigDev>,
+}
+
+impl<'a> Rig<'a> {
+    /// A netdev with two rx and tx queues, for parent `dev`, the DMA
+    /// device of its pools; no provider and no pool. Its queues restart as
+    /// those of a driver with the queue API do: providers go on and off
+    /// them through the core (`netif_mp_open_rxq`, `netif_mp_close_rxq`).
+    pub(crate) fn with_queue_api(dev: &'a Device<Bound>) -> Result<Self> {
+        let reg = Registration::new(dev, 2, 2, &MAC, Ok::<_, Error>(RigDev), |d| {
+            d.set_queue_mgmt();
+            // Providers need header split (`netif_mp_open_rxq` checks).
+            d.set_tcp_data_split(TcpDataSplit::Enabled);
+            Ok(())
+        })?;
         Ok(Self {
             pool: None,
-            // INVARIANT: allocated here.
-            netdev: NonNull::new(netdev).ok_or(ENOMEM)?,
+            mp: None,
+            reg,
         })
     }
 
     /// A pool of `order` on a queue whose provider is `ops` over `mp_priv`,
-    /// mapping for `dev`. `mp_priv` must outlive the rig.
+    /// mapping for `dev`. The provider goes on queue 0 through the core
+    /// (`netif_mp_open_rxq`), as a bind-rx puts it there, and comes off it
+    /// when the rig goes.
     pub(crate) fn new<T: MemoryProvider>(
         ops: &'static ProviderOps<T>,
-        mp_priv: &T,
-        dev: &Device<Bound>,
+        mp_priv: &'a T,
+        dev: &'a Device<Bound>,
         order: u32,
     ) -> Result<Self> {
-        let mut rig = Self::empty()?;
-        let netdev = rig.netdev.as_ptr();
-        // SAFETY: the netdev is ours and has rx queues; the first one's
-        // provider parameters are set before any pool reads them.
-        unsafe {
-            let rxq = (*netdev)._rx;
-            (*rxq).mp_params.mp_ops = ops.as_raw();
-            (*rxq).mp_params.mp_priv = ptr::from_ref(mp_priv).cast_mut().cast();
-        }
+        // SAFETY: `mp_priv` is borrowed for `'a`, which the rig does not
+        // outlive.
+        unsafe { Self::with_provider(ops, mp_priv, dev, order) }
+    }
+
+    /// As [`Rig::new`], for a provider the rig does not borrow: a test may
+    /// then change it meanwhile (give its binding the rig's netdev).
+    ///
+    /// # Safety
+    ///
+    /// `mp_priv` outlives the rig, which closes the queue when dropped.
+    pub(crate) unsafe fn with_provider<T: MemoryProvider>(
+        ops: &'static ProviderOps<T>,
+        mp_priv: &T,
+        dev: &'a Device<Bound>,
+        order: u32,
+    ) -> Result<Self> {
+        let mut rig = Self::with_queue_api(dev)?;
+        let mp = MpParams::new(ops, mp_priv, 0);
+        let mut extack = ExtAckBuf::new(GFP_KERNEL)?;
+        let locked = rig.netdev().lock();
+        // SAFETY: `mp_priv` outlives the rig (per the caller), which closes
+        // the queue in `drop` (`mp` is kept for it just below); the device
+        // is not unregistered before, so `uninstall` is not needed.
+        let opened = unsafe { mp.open_rxq(&locked, 0, &extack.ext_ack()) };
+        drop(locked);
+        opened?;
+        rig.mp = Some(mp);
         rig.new_pool(dev, order)?;
         Ok(rig)
     }
@@ -138,32 +221,31 @@ impl Rig {
 
     /// The netdev.
     pub(crate) fn netdev(&self) -> &NetDevice {
-        // SAFETY: allocated until the rig is dropped (type invariant).
-        unsafe { NetDevice::from_raw(self.netdev.as_ptr()) }
+        self.reg.device()
     }
 
     /// Rx queue `idx` (0 or 1) of the netdev; the pool is on queue 0.
-    pub(crate) fn rx_queue(&self, idx: usize) -> &RxQueue {
-        assert!(idx < 2);
-        // SAFETY: the netdev has two rx queues, allocated with it.
-        unsafe { RxQueue::from_raw((*self.netdev.as_ptr())._rx.add(idx)) }
+    pub(crate) fn rx_queue(&self, idx: u32) -> Option<&RxQueue> {
+        self.netdev().rx_queue_unlocked(idx)
     }
 
     /// How many buffers wait in the pool's allocation cache.
-    pub(crate) fn cached(&self) -> u32 {
-        self.pool.as_ref().map_or(0, |p| {
-            // SAFETY: the pool is valid; read by the allocating context.
-            unsafe { (*p.as_page_pool().as_raw()).alloc.count }
-        })
+    pub(crate) fn cached(&mut self) -> u32 {
+        self.pool.as_mut().map_or(0, Pool::cached)
     }
 }
 
-impl Drop for Rig {
+impl Drop for Rig<'_> {
     fn drop(&mut self) {
         // The pool goes first: it is listed on the netdev.
         self.pool = None;
-        // SAFETY: allocated by `new`, freed once (type invariant).
-        unsafe { bindings::free_netdev(self.netdev.as_ptr()) };
+        // Then the provider, as an unbind closes it: the core would
+        // otherwise hand the queue to its `uninstall` when the device goes.
+        if let Some(mp) = self.mp.take() {
+            let locked = self.netdev().lock();
+            mp.close_rxq(&locked, 0);
+        }
+        // `reg` unregisters and frees the device.
     }
 }
 

@@ -14,6 +14,13 @@
 //! Dropping a [`Mapping`] unmaps it, then detaches, then drops the
 //! reference: the reverse order.
 //!
+//! The exporter maps and unmaps for the device through the DMA API, which
+//! a device may only be used with while it is bound to its driver. So
+//! attaching and mapping take a [`Device<Bound>`], and a mapping comes
+//! wrapped in a [`Devres`]: it is unmapped when the `Devres` is dropped or
+//! when the driver unbinds from the device, whichever comes first, never
+//! after.
+//!
 //! C header: [`include/linux/dma-buf.h`](srctree/include/linux/dma-buf.h)
 
 use crate::{
@@ -21,6 +28,7 @@ use crate::{
         Bound,
         Device, //
     },
+    devres::Devres,
     dma::DataDirection,
     error::from_err_ptr,
     prelude::*,
@@ -160,22 +168,46 @@ impl Attachment {
         &self.dev
     }
 
-    /// Maps the buffer for the device, for transfers in `dir`
-    /// (`dma_buf_map_attachment_unlocked`). On failure the attachment is
-    /// dropped, and with it detached.
-    pub fn map(self, dir: DataDirection) -> Result<Mapping> {
+    /// Maps the buffer for `dev`, the attached device, for transfers in
+    /// `dir` (`dma_buf_map_attachment_unlocked`). On failure the
+    /// attachment is dropped, and with it detached.
+    ///
+    /// The exporter maps through the DMA API, so the device must be bound
+    /// (the caller shows it with `dev`), and the mapping is handed back in
+    /// a [`Devres`] of `dev`, which unmaps it at the latest when the driver
+    /// unbinds. A mapping needs the bound device:
+    ///
+    /// ```ignore,compile_fail,E0061
+    /// use kernel::{dma::DataDirection, dma_buf::Attachment};
+    ///
+    /// fn map(att: Attachment) -> Result {
+    ///     // No `Device<Bound>`: this does not build.
+    ///     att.map(DataDirection::ToDevice)?;
+    ///     Ok(())
+    /// }
+    /// ```
+    ///
+    /// `EINVAL` if `dev` is not the attached device, or if `dir` is
+    /// [`DataDirection::None`], which is no direction to map for (the DMA
+    /// API treats it as a bug).
+    pub fn map(self, dev: &Device<Bound>, dir: DataDirection) -> Result<Devres<Mapping>> {
+        if !core::ptr::eq(dev.as_raw(), self.dev.as_raw()) || dir == DataDirection::None {
+            return Err(EINVAL);
+        }
         // SAFETY: the attachment is valid (the type invariant) and not
-        // mapped: mapping consumes it.
+        // mapped: mapping consumes it. `dir` is a valid direction.
         let sgt = from_err_ptr(unsafe {
             bindings::dma_buf_map_attachment_unlocked(self.raw.as_ptr(), dir.into())
         })?;
         // INVARIANT: a mapping of this attachment in `dir`.
-        Ok(Mapping {
+        let mapping = Mapping {
             // SAFETY: `from_err_ptr` let only valid pointers through.
             sgt: unsafe { NonNull::new_unchecked(sgt) },
             dir,
             att: self,
-        })
+        };
+        // On failure `mapping` is dropped, unmapped while `dev` is bound.
+        Devres::new(dev, mapping)
     }
 }
 
@@ -191,10 +223,16 @@ impl Drop for Attachment {
 /// An attachment mapped for DMA in one direction; unmapped on drop, then
 /// detached.
 ///
+/// A `Mapping` only exists inside the [`Devres`] that
+/// [`Attachment::map`] returns, which drops it while the device is bound:
+/// the exporter unmaps through the DMA API for the attached device, which
+/// must not happen after the driver unbound from it.
+///
 /// # Invariants
 ///
 /// `sgt` is the table `dma_buf_map_attachment_unlocked` returned for `att`
-/// in `dir`, not unmapped yet.
+/// in `dir`, not unmapped yet; `dir` is not [`DataDirection::None`]. The
+/// attached device is bound to its driver.
 pub struct Mapping {
     sgt: NonNull<bindings::sg_table>,
     dir: DataDirection,
@@ -230,7 +268,8 @@ impl Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `sgt` is this attachment's mapping in `dir`, not unmapped
-        // yet (the type invariant).
+        // yet, and the device is still bound (the type invariant: the
+        // `Devres` holding the mapping drops it before the driver unbinds).
         unsafe {
             bindings::dma_buf_unmap_attachment_unlocked(
                 self.att.raw.as_ptr(),
@@ -505,8 +544,9 @@ mod tests {
         let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
         let fdev: &faux::Device<Bound> = faux.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
-        let map = Attachment::new(&buf, dev)?.map(DataDirection::FromDevice)?;
+        let map = Attachment::new(&buf, dev)?.map(dev, DataDirection::FromDevice)?;
         assert_eq!(test_exporter::live_maps(&buf), 1);
+        let map = map.access(dev)?;
         let mut seen = 0;
         for (sg, &(addr, len)) in map.sg_table().iter().zip(segs.iter()) {
             assert_eq!(sg.dma_address(), addr);
@@ -516,6 +556,17 @@ mod tests {
         assert_eq!(seen, 2);
         assert_eq!(map.direction(), DataDirection::FromDevice);
         assert_eq!(map.attachment().dma_buf().size(), 3 * PAGE_SIZE);
+        Ok(())
+    }
+
+    #[test]
+    fn dropping_the_devres_unmaps() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let map = Attachment::new(&buf, dev)?.map(dev, DataDirection::FromDevice)?;
+        assert_eq!(test_exporter::live_maps(&buf), 1);
         drop(map);
         assert_eq!(test_exporter::live_maps(&buf), 0);
         Ok(())
@@ -531,7 +582,7 @@ mod tests {
         assert_eq!((none.maps, none.last_map, none.last_unmap), (0, None, None));
 
         // A `Mapping` unmaps in the direction it mapped.
-        drop(Attachment::new(&buf, dev)?.map(DataDirection::ToDevice)?);
+        drop(Attachment::new(&buf, dev)?.map(dev, DataDirection::ToDevice)?);
         let seen = test_exporter::seen(&buf);
         assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
         assert_eq!(seen.last_map, Some(DataDirection::ToDevice));
@@ -569,12 +620,50 @@ mod tests {
         let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
         let fdev: &faux::Device<Bound> = faux.as_ref();
         let dev: &Device<Bound> = fdev.as_ref();
-        let map = Attachment::new(&buf, dev)?.map(DataDirection::ToDevice)?;
+        let map = Attachment::new(&buf, dev)?.map(dev, DataDirection::ToDevice)?;
         // Our own reference goes; the mapping holds another.
         drop(buf);
-        assert_eq!(map.attachment().dma_buf().size(), PAGE_SIZE);
-        assert_eq!(map.sg_table().iter().count(), 1);
+        let m = map.access(dev)?;
+        assert_eq!(m.attachment().dma_buf().size(), PAGE_SIZE);
+        assert_eq!(m.sg_table().iter().count(), 1);
         drop(map);
+        Ok(())
+    }
+
+    #[test]
+    fn no_direction_and_another_device_are_refused() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let other = faux::Registration::new(c"rust-dma-buf-test-other", None)?;
+        let odev: &faux::Device<Bound> = other.as_ref();
+        let odev: &Device<Bound> = odev.as_ref();
+        let att = Attachment::new(&buf, dev)?;
+        assert_eq!(att.map(dev, DataDirection::None).err(), Some(EINVAL));
+        let att = Attachment::new(&buf, dev)?;
+        assert_eq!(att.map(odev, DataDirection::ToDevice).err(), Some(EINVAL));
+        // Refused before the exporter saw anything.
+        assert_eq!(test_exporter::seen(&buf).maps, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn unbinding_the_device_unmaps() -> Result {
+        let buf = test_exporter::export(PAGE_SIZE, &[(0x10_0000, PAGE)])?;
+        let faux = faux::Registration::new(c"rust-dma-buf-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let map = Attachment::new(&buf, dev)?.map(dev, DataDirection::FromDevice)?;
+        assert_eq!(test_exporter::live_maps(&buf), 1);
+        // The device goes, and its driver with it: unmapped then.
+        drop(faux);
+        let seen = test_exporter::seen(&buf);
+        assert_eq!((seen.maps, seen.unmaps, seen.wrong_direction), (1, 1, 0));
+        assert!(map.try_access().is_none());
+        // Not again when the `Devres` goes.
+        drop(map);
+        assert_eq!(test_exporter::seen(&buf).unmaps, 1);
         Ok(())
     }
 }

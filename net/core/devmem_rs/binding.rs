@@ -56,6 +56,7 @@ use kernel::{
         KVVec, //
     },
     device::Device,
+    devres::Devres,
     dma::{
         DataDirection,
         DmaAddress, //
@@ -172,8 +173,10 @@ struct Bound {
     rxqs: KVec<NonNull<RxQueue>>,
     /// The dma-buf, attached to the device and mapped; `None` once the
     /// binding's device is gone ([`Binding::forget_rxq`],
-    /// [`forget_device`]).
-    mapping: Option<Mapping>,
+    /// [`forget_device`]). Were the DMA device unbound before that (it
+    /// is not: its driver unregisters the netdev first), the `Devres`
+    /// would unmap it then.
+    mapping: Option<Devres<Mapping>>,
     /// Whether the binding is on [`TX_BINDINGS`].
     listed: bool,
 }
@@ -241,12 +244,14 @@ impl Binding {
     ) -> Result<Handle, BindError> {
         let mapping = Attachment::new(buf, dev)
             .map_err(BindError::Attach)?
-            .map(dir)
+            .map(dev, dir)
             .map_err(BindError::Map)?;
         if dir == DataDirection::ToDevice && buf.size() % PAGE_SIZE != 0 {
             return Err(BindError::TxSize);
         }
         let segments = mapping
+            .access(dev)
+            .map_err(BindError::Map)?
             .sg_table()
             .iter()
             // CAST: a segment length fits `usize`, it is a 32-bit field.
@@ -458,7 +463,7 @@ impl Binding {
     /// with the device goes the mapping, which is returned for the caller
     /// to drop (see the module's documentation). Called under the lock of
     /// [`TX_BINDINGS`].
-    fn forget_tx_device(&self, dev: *mut NetDevice) -> Option<Mapping> {
+    fn forget_tx_device(&self, dev: *mut NetDevice) -> Option<Devres<Mapping>> {
         if self.vdev_ptr() == dev {
             self.vdev.store(core::ptr::null_mut(), Relaxed);
         }

@@ -15,7 +15,7 @@ use core::{
 /// The transmit queue
 /// [`Operations::start_xmit`](super::Operations::start_xmit) sends on: the
 /// proof that the core holds its lock (`HARD_TX_LOCK`) with bottom halves
-/// off, which serialises what the queue's producer side does, byte queue limits'
+/// off (from netpoll, hard IRQs too), which serialises what the queue's producer side does, byte queue limits'
 /// (BQL) count of what went on the ring first.
 ///
 /// Only the adapter makes one, for the call: byte queue limits are told
@@ -45,8 +45,8 @@ use core::{
 /// # Invariants
 ///
 /// `raw` is transmit queue `idx` of a live device, whose xmit lock the
-/// thread that has the reference holds, with bottom halves off, for as long
-/// as the reference lives.
+/// thread that has the reference holds, with bottom halves (or hard IRQs)
+/// off, for as long as the reference lives.
 pub struct TxQueue<'a> {
     pub(super) raw: NonNull<bindings::netdev_queue>,
     pub(super) idx: u16,

@@ -102,6 +102,13 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// stack picked for it, whose lock the core holds, bottom halves off.
     /// `Ok` when the packet was taken (sent, queued or dropped); [`Busy`]
     /// with `skb` when the ring is full.
+    ///
+    /// From netpoll (netconsole) it runs with hard IRQs off as well
+    /// (`local_irq_save` then `HARD_TX_TRYLOCK`): it must not sleep, nor
+    /// take a `SpinLockBh` (its unlock enables bottom halves, which must
+    /// not happen with IRQs off), nor drop a
+    /// [`PoolNetmem`](crate::net::page_pool::PoolNetmem). Freeing an
+    /// [`SkBuff`], any of its ways, is fine there.
     fn start_xmit(dev: &Device<Self>, txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy>;
 
     /// Fills in counters (`ndo_get_stats64`).
@@ -230,7 +237,8 @@ impl<T: Operations> Adapter<T> {
         };
         // INVARIANT: the core called `ndo_start_xmit` for the queue of the
         // packet's mapping, with that queue's xmit lock held and bottom
-        // halves off (`HARD_TX_LOCK`; the device is not `LLTX`), for the
+        // halves (from netpoll, hard IRQs too) off (`HARD_TX_LOCK`, or
+        // `HARD_TX_TRYLOCK` in netpoll; the device is not `LLTX`), for the
         // call.
         let mut txq = TxQueue {
             raw,

@@ -368,34 +368,41 @@ impl<'a> ExtAck<'a> {
     /// Reports a formatted message (`NL_SET_ERR_MSG_FMT`): it is kept in
     /// the extended ACK's own buffer, cut to 79 bytes; a longer one is
     /// logged whole, rate limited, as "truncated extack: ...".
+    ///
+    /// `args` runs the `Display` code of its arguments, which may report
+    /// into this same extended ACK: the message is formatted (and logged)
+    /// into a buffer of its own first, and only copied in afterwards, so
+    /// the outer message is the one kept.
     pub fn set_msg_fmt(&self, args: fmt::Arguments<'_>) {
         if self.raw.is_null() {
             return;
         }
-        self.with(|e| {
-            let mut w = FmtBuf {
-                buf: &mut e._msg_buf,
-                len: 0,
-                total: 0,
+        // Not inside `with`: formatting may call back into an `ExtAck`.
+        let mut msg: [c_char; MAX_FMTMSG_LEN] = [0; MAX_FMTMSG_LEN];
+        let mut w = FmtBuf {
+            buf: &mut msg,
+            len: 0,
+            total: 0,
+        };
+        // Cannot fail: `FmtBuf` truncates instead.
+        let _ = fmt::Write::write_fmt(&mut w, args);
+        // `msg[w.len]` is still 0: `FmtBuf` leaves room for the NUL.
+        if w.total >= MAX_FMTMSG_LEN
+            // SAFETY: no requirements.
+            && unsafe { bindings::net_ratelimit() } != 0
+        {
+            // SAFETY: the format string is NUL-terminated and takes one
+            // `%pA`, given a pointer to `fmt::Arguments`, as `_printk`
+            // expects for Rust formatting.
+            unsafe {
+                bindings::_printk(
+                    c"\x014truncated extack: %pA\n".as_char_ptr(),
+                    ptr::from_ref(&args).cast::<c_void>(),
+                )
             };
-            // Cannot fail: `FmtBuf` truncates instead.
-            let _ = fmt::Write::write_fmt(&mut w, args);
-            let (end, total) = (w.len, w.total);
-            e._msg_buf[end] = 0;
-            if total >= MAX_FMTMSG_LEN
-                // SAFETY: no requirements.
-                && unsafe { bindings::net_ratelimit() } != 0
-            {
-                // SAFETY: the format string is NUL-terminated and takes one
-                // `%pA`, given a pointer to `fmt::Arguments`, as `_printk`
-                // expects for Rust formatting.
-                unsafe {
-                    bindings::_printk(
-                        c"\x014truncated extack: %pA\n".as_char_ptr(),
-                        ptr::from_ref(&args).cast::<c_void>(),
-                    )
-                };
-            }
+        }
+        self.with(|e| {
+            e._msg_buf = msg;
             // SAFETY: `_msg_buf` holds a NUL-terminated string.
             unsafe { bindings::do_trace_netlink_extack(e._msg_buf.as_ptr()) };
             e._msg = e._msg_buf.as_ptr();
@@ -758,6 +765,37 @@ mod tests {
             msg.to_bytes(),
             &b"dmabuf sg entry (addr=0x0000000100000800, len=4096) not aligned to niov size 40"[..]
         );
+        Ok(())
+    }
+
+    /// Reports into the extended ACK it is formatted for, as a `Display`
+    /// implementation may.
+    struct Reenters<'x, 'a>(&'x ExtAck<'a>);
+
+    impl fmt::Display for Reenters<'_, '_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.set_msg(c"inner, static");
+            self.0.set_msg_fmt(fmt!("inner, formatted {}", 1));
+            f.write_str("outer")
+        }
+    }
+
+    #[test]
+    fn reentrant_display_keeps_the_outer_message() -> Result {
+        let mut buf = ExtAckBuf::new(GFP_KERNEL)?;
+        {
+            let e = buf.ext_ack();
+            e.set_msg_fmt(fmt!("{} message", Reenters(&e)));
+        }
+        assert_eq!(buf.msg().map(|m| m.to_bytes()), Some(&b"outer message"[..]));
+        // A long one is also logged whole, which formats it again.
+        {
+            let e = buf.ext_ack();
+            e.set_msg_fmt(fmt!("{} {:-<90}", Reenters(&e), ""));
+        }
+        let msg = buf.msg().ok_or(EINVAL)?.to_bytes();
+        assert_eq!(msg.len(), MAX_FMTMSG_LEN - 1);
+        assert!(msg.starts_with(b"outer ---"));
         Ok(())
     }
 

@@ -326,6 +326,12 @@ impl Drop for Pool {
 /// memory: a page (or part of one) or a provider's `net_iov`. Dropping it
 /// gives the reference back (`page_pool_put_full_netmem`).
 ///
+/// It may be dropped on any thread, in process or softirq context, but
+/// not in hard IRQ context nor with hard IRQs off (as from netpoll's
+/// `ndo_start_xmit`): giving a buffer back to the pool's ring takes its
+/// producer lock with `spin_lock_bh` outside softirq, and may unmap and
+/// free the page, neither of which is allowed there.
+///
 /// # Invariants
 ///
 /// `netmem` came from `pool`, with one reference that this object holds;

@@ -54,7 +54,7 @@ pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
 /// ([`SkBuff::into_raw`], or to the stack).
 ///
 /// Dropped implicitly (out of scope, an early `?`, the container it was in
-/// dropped), it is freed as `kfree_skb()` frees it, for
+/// dropped), it is freed as `dev_kfree_skb_any()` frees it, for
 /// `SKB_DROP_REASON_NOT_SPECIFIED`, so no path leaks it; but that is a bug,
 /// the kind of silent drop the drop reasons exist to end. With
 /// `CONFIG_DEBUG_NET`, the first one warns (`WARN`, once, as
@@ -67,6 +67,12 @@ pub const MAX_FRAGS: usize = bindings::MAX_SKB_FRAGS as usize;
 /// The type cannot refuse to be dropped: Rust has no linear types, and a
 /// `Drop` that fails to build would fail on every path that may drop one,
 /// early returns included, whether taken or not.
+///
+/// Every way of freeing one works in any context, hard IRQs off included,
+/// as `ndo_start_xmit` may run from netpoll (`netdevice.h` forbids
+/// `kfree_skb()` there): like `dev_kfree_skb_any_reason()`, they free at
+/// once in process or softirq context, and otherwise queue the buffer for
+/// the `NET_TX` softirq to free.
 ///
 /// # Invariants
 ///
@@ -187,15 +193,12 @@ impl SkBuff {
         }
     }
 
-    /// Frees the packet as dropped, for `reason` (`kfree_skb_reason`).
+    /// Frees the packet as dropped, for `reason`, in any context
+    /// (`dev_kfree_skb_any_reason`: `kfree_skb_reason` with hard IRQs on).
     pub fn drop_reason(self, reason: DropReason) {
         // SAFETY: the buffer is ours to free.
         unsafe {
-            bindings::sk_skb_reason_drop(
-                core::ptr::null_mut(),
-                self.into_raw(),
-                reason as bindings::skb_drop_reason,
-            )
+            bindings::dev_kfree_skb_any_reason(self.into_raw(), reason as bindings::skb_drop_reason)
         }
     }
 }
@@ -212,13 +215,76 @@ impl Drop for SkBuff {
             );
             crate::warn_on!(true);
         }
-        // SAFETY: the buffer is ours to free (type invariant).
+        // SAFETY: the buffer is ours to free (type invariant); this frees
+        // it in any context, hard IRQs off included.
         unsafe {
-            bindings::sk_skb_reason_drop(
-                core::ptr::null_mut(),
+            bindings::dev_kfree_skb_any_reason(
                 self.ptr.as_ptr(),
                 DropReason::NotSpecified as bindings::skb_drop_reason,
             )
         }
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_skbuff_free)]
+mod tests {
+    use super::*;
+    use crate::{
+        interrupt::local_interrupt_disable,
+        sync::atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// Buffers [`count_free`] saw freed.
+    static FREED: Atomic<u32> = Atomic::new(0);
+
+    /// The destructor of the test's buffers: counts them as they go.
+    extern "C" fn count_free(_skb: *mut bindings::sk_buff) {
+        FREED.add(1, Relaxed);
+    }
+
+    /// A buffer whose freeing [`FREED`] counts.
+    fn counted() -> Result<SkBuff> {
+        // SAFETY: no requirements; the result is null or a new buffer
+        // with one reference.
+        let raw =
+            unsafe { bindings::__alloc_skb(64, GFP_KERNEL.as_raw(), 0, bindings::NUMA_NO_NODE) };
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: a fresh buffer, ours alone, with no destructor or
+        // destination (the other member of the union) yet.
+        unsafe { (*raw).__bindgen_anon_3.__bindgen_anon_1.destructor = Some(count_free) };
+        // SAFETY: a valid buffer, whose reference we give up.
+        Ok(unsafe { SkBuff::from_raw(raw) })
+    }
+
+    #[test]
+    fn freed_in_softirq_when_hard_irqs_are_off() -> Result {
+        let before = FREED.load(Relaxed);
+        let (dropped, sent) = (counted()?, counted()?);
+        {
+            // As netpoll calls `ndo_start_xmit`.
+            let _irqs_off = local_interrupt_disable();
+            dropped.drop_reason(DropReason::NotSpecified);
+            sent.consume();
+            // Queued for the `NET_TX` softirq: `kfree_skb()` would have
+            // run the destructors here, with IRQs off.
+            assert_eq!(FREED.load(Relaxed), before);
+        }
+        for _ in 0..100 {
+            if FREED.load(Relaxed) == before + 2 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert_eq!(FREED.load(Relaxed), before + 2);
+        Ok(())
     }
 }

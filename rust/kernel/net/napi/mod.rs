@@ -837,6 +837,14 @@ mod tests {
             Delta, //
         },
     };
+    #[cfg(CONFIG_PAGE_POOL)]
+    use crate::{
+        net::{
+            page_pool::Params,
+            skbuff::RX_HEADROOM, //
+        },
+        sync::SetOnce,
+    };
 
     /// The data's first field is alive.
     static ALIVE: Atomic<bool> = Atomic::new(false);
@@ -965,6 +973,151 @@ mod tests {
         assert!(!ON_AT_DROP.load(Relaxed));
         assert!(!SCHEDULED_AT_DROP.load(Relaxed));
         assert_eq!(LATE.load(Relaxed), 0);
+        Ok(())
+    }
+
+    /// Checks of the receive test's poll, a bit each, set when it held.
+    #[cfg(CONFIG_PAGE_POOL)]
+    mod check {
+        /// `build_skb` names the instance's device in the packet.
+        pub(super) const BUILT_FOR_THE_DEVICE: u32 = 1 << 0;
+    }
+
+    /// What the receive test's poll found (`check` bits).
+    #[cfg(CONFIG_PAGE_POOL)]
+    static RX_CHECKS: Atomic<u32> = Atomic::new(0);
+    /// Whether the receive test's poll ran its checks.
+    #[cfg(CONFIG_PAGE_POOL)]
+    static RX_POLLED: Atomic<bool> = Atomic::new(false);
+
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[pin_data]
+    struct RxQueue {
+        #[pin]
+        napi: Napi<RxQueue>,
+        pool: SetOnce<PoolId>,
+    }
+
+    #[cfg(CONFIG_PAGE_POOL)]
+    impl Poll for RxQueue {
+        type Data = RxData;
+
+        fn poll(this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
+            if !RX_POLLED.load(Acquire) {
+                RX_CHECKS.store(rx_checks(this, &mut napi), Relaxed);
+                RX_POLLED.store(true, Release);
+            }
+            napi.complete_done(0);
+            0
+        }
+    }
+
+    /// The device of a packet.
+    #[cfg(CONFIG_PAGE_POOL)]
+    fn skb_dev(skb: &SkBuff) -> *mut bindings::net_device {
+        // SAFETY: a packet of ours, not shared.
+        unsafe {
+            (*skb.as_raw())
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev
+        }
+    }
+
+    /// What the receive side of a poll does, checked.
+    #[cfg(CONFIG_PAGE_POOL)]
+    fn rx_checks(q: &RxQueue, napi: &mut NapiPoll<'_, RxQueue>) -> u32 {
+        let mut ok = 0;
+        let dev = napi.dev().as_raw();
+        let Some(id) = q.pool.copy() else {
+            return ok;
+        };
+        let Some(mut rx) = napi.rx() else {
+            return ok;
+        };
+        if let Some(buf) = rx.pool(id).and_then(|p| p.alloc()) {
+            if let Ok(skb) = rx.build_skb(buf, RX_HEADROOM, 64) {
+                if skb_dev(&skb) == dev {
+                    ok |= check::BUILT_FOR_THE_DEVICE;
+                }
+                skb.consume();
+            }
+        }
+        ok
+    }
+
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[pin_data]
+    struct RxData {
+        #[pin]
+        q: RxQueue,
+    }
+
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[vtable]
+    impl Operations for RxData {
+        fn open(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn stop(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn start_xmit(
+            _dev: &Device<Self>,
+            _txq: &mut TxQueue<'_>,
+            skb: SkBuff,
+        ) -> Result<(), Busy> {
+            skb.consume();
+            Ok(())
+        }
+    }
+
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[test]
+    fn a_poll_builds_packets_the_stack_can_take() -> Result {
+        let faux = faux::Registration::new(c"rust_net_napi_rx", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x03],
+            try_pin_init!(RxData {
+                q <- pin_init!(RxQueue {
+                    napi <- Napi::new(),
+                    pool: SetOnce::new(),
+                }),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        let q = &dev.data().q;
+        // A faux device has no DMA mask: the pool does not map.
+        let pool = Pool::new(&Params::new(parent, 0, 16).unmapped())?;
+        dev.with_rtnl_locked(|locked| -> Result {
+            // SAFETY: as in `no_poll_once_the_registration_goes`.
+            let napi = unsafe { q.napi.add(locked, q, 0)? };
+            let id = napi.attach_pool(locked, pool).map_err(|(e, _)| e)?;
+            q.pool.populate(id);
+            napi.enable(locked);
+            Ok(())
+        })?;
+        assert!(q.napi.schedule());
+        for _ in 0..100 {
+            if RX_POLLED.load(Acquire) {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert!(RX_POLLED.load(Acquire));
+        let ok = RX_CHECKS.load(Relaxed);
+        assert_ne!(ok & check::BUILT_FOR_THE_DEVICE, 0);
+        // Takes the instance off, destroying its pool.
+        drop(reg);
         Ok(())
     }
 }

@@ -305,8 +305,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes take
     /// the packet's shared info. The packet's head takes the buffer's pool
     /// reference and goes back to the pool when the packet is freed
-    /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
-    /// the shared info do not fit in it, or memory runs out.
+    /// (`skb_mark_for_recycle`). Its device is the instance's, as
+    /// `napi_alloc_skb` sets it: GRO reads it (`netif_elide_gro`). Hands
+    /// the buffer back when the frame and the shared info do not fit in
+    /// it, or memory runs out.
     // As in `alloc_skb`.
     #[cfg(CONFIG_PAGE_POOL)]
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
@@ -345,8 +347,15 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // The head owns the pool reference from now on.
         let _ = buf.into_raw();
         // SAFETY: a new packet, ours; `headroom + len` bytes of its buffer
-        // are before its shared info, as checked above.
+        // are before its shared info, as checked above. A received packet
+        // names its device without a reference, as `napi_alloc_skb`'s do:
+        // unregistering waits for those in flight.
         unsafe {
+            (*raw)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev = self.napi.device();
             bindings::skb_reserve(raw, headroom as c_int);
             bindings::__skb_put(raw, len);
             bindings::skb_mark_for_recycle(raw);

@@ -981,6 +981,8 @@ mod tests {
     mod check {
         /// `build_skb` names the instance's device in the packet.
         pub(super) const BUILT_FOR_THE_DEVICE: u32 = 1 << 0;
+        /// `eth_type_trans` pulls a header from the linear part only.
+        pub(super) const ETH_HEADER_IN_THE_LINEAR_PART: u32 = 1 << 1;
     }
 
     /// What the receive test's poll found (`check` bits).
@@ -1029,20 +1031,40 @@ mod tests {
     #[cfg(CONFIG_PAGE_POOL)]
     fn rx_checks(q: &RxQueue, napi: &mut NapiPoll<'_, RxQueue>) -> u32 {
         let mut ok = 0;
-        let dev = napi.dev().as_raw();
         let Some(id) = q.pool.copy() else {
             return ok;
         };
         let Some(mut rx) = napi.rx() else {
             return ok;
         };
+        let ndev = rx.dev();
+        let dev = ndev.as_raw();
         if let Some(buf) = rx.pool(id).and_then(|p| p.alloc()) {
-            if let Ok(skb) = rx.build_skb(buf, RX_HEADROOM, 64) {
+            if let Ok(mut skb) = rx.build_skb(buf, RX_HEADROOM, 64) {
                 if skb_dev(&skb) == dev {
                     ok |= check::BUILT_FOR_THE_DEVICE;
                 }
+                if skb.eth_type_trans(ndev).is_ok() && skb.len() == 64 - 14 {
+                    ok |= check::ETH_HEADER_IN_THE_LINEAR_PART;
+                }
                 skb.consume();
             }
+        }
+        // All in a frag: nothing to pull the header from, and the packet
+        // stays as it was.
+        let refused = rx.alloc_skb(0).is_some_and(|mut skb| {
+            let refused = rx
+                .pool(id)
+                .and_then(|p| p.alloc())
+                .is_some_and(|buf| skb.add_rx_frag(buf, 0, 64).is_ok())
+                && skb.headlen() == 0
+                && skb.eth_type_trans(ndev).is_err()
+                && skb.len() == 64;
+            skb.consume();
+            refused
+        });
+        if !refused {
+            ok &= !check::ETH_HEADER_IN_THE_LINEAR_PART;
         }
         ok
     }
@@ -1116,6 +1138,7 @@ mod tests {
         assert!(RX_POLLED.load(Acquire));
         let ok = RX_CHECKS.load(Relaxed);
         assert_ne!(ok & check::BUILT_FOR_THE_DEVICE, 0);
+        assert_ne!(ok & check::ETH_HEADER_IN_THE_LINEAR_PART, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

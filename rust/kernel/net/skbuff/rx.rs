@@ -12,6 +12,7 @@ use super::MAX_FRAGS;
 use crate::net::netdev::NetDevice;
 #[cfg(CONFIG_PAGE_POOL)]
 use crate::net::page_pool::PoolNetmem;
+use crate::prelude::*;
 
 /// The room a driver leaves in front of a received frame it builds a
 /// packet around (`NET_SKB_PAD + NET_IP_ALIGN`): the stack pushes headers
@@ -79,10 +80,17 @@ impl SkBuff {
     }
 
     /// Sets the protocol from the Ethernet header, and the device the
-    /// packet came in on (`eth_type_trans`).
-    pub fn eth_type_trans(&mut self, dev: &NetDevice) {
-        // SAFETY: the buffer holds at least an Ethernet header (the caller
-        // put a frame in it); `dev` is a live device.
+    /// packet came in on (`eth_type_trans`), which pulls the header off
+    /// the packet's linear part. `EINVAL` when that part is shorter than
+    /// an Ethernet header: the pull would leave the linear part shorter
+    /// than nothing (`__skb_pull` BUGs), and the header be read past its
+    /// end.
+    pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
+        if self.headlen() < bindings::ETH_HLEN {
+            return Err(EINVAL);
+        }
+        // SAFETY: the buffer's linear part holds at least an Ethernet
+        // header (checked above); `dev` is a live device.
         let proto = unsafe { bindings::eth_type_trans(self.as_raw(), dev.as_raw()) };
         // SAFETY: the buffer is ours; `protocol` sits in the `headers`
         // struct group (a union of two views of the same fields).
@@ -93,6 +101,7 @@ impl SkBuff {
                 .as_mut()
                 .protocol = proto
         };
+        Ok(())
     }
 
     /// Marks the packet's checksums as checked by the device

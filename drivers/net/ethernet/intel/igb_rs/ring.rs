@@ -733,9 +733,15 @@ impl RxRing {
                         Some((hash, false)) => skb.set_l3_hash(hash),
                         None => {}
                     }
+                    let bytes = u64::from(skb.len());
+                    // Every skb built here has the Ethernet header in its
+                    // linear part: a failure would be this file's bug.
+                    if skb.eth_type_trans(napi.dev()).is_err() {
+                        done.count_drop(drop_skb(skb, DropReason::DevHdr));
+                        continue;
+                    }
                     done.packets += 1;
-                    done.bytes += u64::from(skb.len());
-                    skb.eth_type_trans(napi.dev());
+                    done.bytes += bytes;
                     napi.gro_receive(skb);
                 }
                 // Its skb, if it had one, is freed for `why` already.

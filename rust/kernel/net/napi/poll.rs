@@ -149,15 +149,51 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     ///     txq.completed(1, 1500);
     /// }
     /// ```
+    ///
+    /// More bytes than the queue has in flight are cut to what it has,
+    /// with a warning (once): byte queue limits BUG on them
+    /// (`dql_completed`).
     pub fn tx_completed(&self, packets: u32, bytes: u32) {
         let Ok(idx) = u16::try_from(self.napi.inst.index.get()) else {
             return;
         };
         if let Some(q) = self.dev().tx_queue(idx) {
+            #[cfg(CONFIG_BQL)]
+            let bytes = {
+                // SAFETY: a transmit queue of the device, whose counts
+                // stay. `num_queued` is the sender's, which may be adding
+                // to it meanwhile, under the queue's lock: read once, as
+                // `dql_completed` reads it (`READ_ONCE`); it only grows
+                // until a reset, which needs the instance disabled
+                // (`Added::tx_reset`), so not during this poll.
+                // `num_completed` is the completer's: this poll's (see
+                // below).
+                let (queued, completed) = unsafe {
+                    let dql = &raw const (*q).dql;
+                    (
+                        core::ptr::read_volatile(&raw const (*dql).num_queued),
+                        (*dql).num_completed,
+                    )
+                };
+                let cut = completable(bytes, queued, completed);
+                if cut != bytes {
+                    crate::do_once_lite! {
+                        crate::pr_warn!(
+                            "NAPI poll completed {} bytes, {} in flight\n",
+                            bytes,
+                            cut
+                        );
+                        crate::warn_on!(true);
+                    }
+                }
+                cut
+            };
             // SAFETY: a transmit queue of the device; in the poll of its
             // index's only instance, which the NAPI core does not run
             // twice at once, and `Added::tx_reset` refuses an enabled
-            // instance: the only completer.
+            // instance: the only completer. No more bytes than are in
+            // flight: at most what was when the count was read above,
+            // and sends only add to it.
             unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
         }
     }
@@ -178,6 +214,14 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
         // (the token is consumed here), with less than its budget done.
         unsafe { bindings::napi_complete_done(self.napi.as_raw(), work_done) }
     }
+}
+
+/// What byte queue limits can take of `bytes` completed, with `queued`
+/// bytes queued and `completed` completed so far (counts that wrap): no
+/// more than are in flight, which `dql_completed` BUGs on.
+#[cfg_attr(not(CONFIG_BQL), allow(dead_code))]
+pub(super) fn completable(bytes: u32, queued: u32, completed: u32) -> u32 {
+    bytes.min(queued.wrapping_sub(completed))
 }
 
 impl SkBuff {

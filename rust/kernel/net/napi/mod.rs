@@ -997,6 +997,8 @@ mod tests {
         /// Completing more than was sent leaves byte queue limits' counts
         /// sound (and does not BUG).
         pub(super) const NO_MORE_COMPLETED_THAN_SENT: u32 = 1 << 2;
+        /// A clone's data and frags are not changed through it.
+        pub(super) const CLONES_LEFT_ALONE: u32 = 1 << 3;
     }
 
     /// What the receive test's poll found (`check` bits).
@@ -1079,6 +1081,31 @@ mod tests {
                 skb.consume();
             }
         }
+        // A clone, as `start_xmit` may get one: its data is not its alone.
+        if let Some(skb) = rx.alloc_skb(64) {
+            // SAFETY: a packet of ours; the clone is a new one, ours too.
+            let clone = unsafe { bindings::skb_clone(skb.as_raw(), bindings::GFP_ATOMIC) };
+            if !clone.is_null() {
+                // SAFETY: a new packet, ours.
+                let mut clone = unsafe { SkBuff::from_raw(clone) };
+                let refused = skb.is_cloned()
+                    && clone.is_cloned()
+                    && !clone.is_shared()
+                    && clone.put_data(&[0; 16]) == Err(EBUSY)
+                    && rx
+                        .pool(id)
+                        .and_then(|p| p.alloc())
+                        .is_some_and(|buf| clone.add_rx_frag(buf, 0, 64).is_err())
+                    && clone.is_empty()
+                    && clone.nr_frags() == 0;
+                clone.consume();
+                // Its own again once the clone is gone.
+                if refused && skb.is_exclusive() {
+                    ok |= check::CLONES_LEFT_ALONE;
+                }
+            }
+            skb.consume();
+        }
         // All in a frag: nothing to pull the header from, and the packet
         // stays as it was.
         let refused = rx.alloc_skb(0).is_some_and(|mut skb| {
@@ -1146,6 +1173,17 @@ mod tests {
             |_| Ok(()),
         )?;
         let dev = reg.device();
+        // No sender hands `start_xmit` a packet it keeps a reference to.
+        type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
+        // SAFETY: a registered device; the bit field is read through a
+        // raw place.
+        let flags = unsafe {
+            Group::priv_flags_raw(&raw const (*dev.as_raw()).__bindgen_anon_1.__bindgen_anon_1)
+        };
+        assert_eq!(
+            flags & bindings::netdev_priv_flags_IFF_TX_SKB_SHARING as c_ulong,
+            0
+        );
         let q = &dev.data().q;
         // A faux device has no DMA mask: the pool does not map.
         let pool = Pool::new(&Params::new(parent, 0, 16).unmapped())?;
@@ -1169,6 +1207,7 @@ mod tests {
         assert_ne!(ok & check::BUILT_FOR_THE_DEVICE, 0);
         assert_ne!(ok & check::ETH_HEADER_IN_THE_LINEAR_PART, 0);
         assert_ne!(ok & check::NO_MORE_COMPLETED_THAN_SENT, 0);
+        assert_ne!(ok & check::CLONES_LEFT_ALONE, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

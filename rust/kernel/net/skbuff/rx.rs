@@ -39,9 +39,15 @@ impl SkBuff {
     /// return to their pools when it is freed (`skb_mark_for_recycle`).
     /// The frag takes the buffer's reference. A `net_iov` frag makes the
     /// packet unreadable. Hands the buffer back when the packet has no
-    /// free frag slot or the range is not inside the buffer.
+    /// free frag slot, the range is not inside the buffer, or the packet's
+    /// shared info is not its alone ([`SkBuff::is_exclusive`]: a clone or
+    /// a shared packet `start_xmit` got, whose frags others read and
+    /// free).
     #[cfg(CONFIG_PAGE_POOL)]
     pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
+        if !self.is_exclusive() {
+            return Err(buf);
+        }
         let truesize = buf.size();
         // SAFETY: the buffer is valid; its shared info follows its data.
         let nr = unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags };
@@ -84,8 +90,12 @@ impl SkBuff {
     /// the packet's linear part. `EINVAL` when that part is shorter than
     /// an Ethernet header: the pull would leave the linear part shorter
     /// than nothing (`__skb_pull` BUGs), and the header be read past its
-    /// end.
+    /// end. `EBUSY` for a packet another holds a reference to
+    /// ([`SkBuff::is_shared`]), which would see it change.
     pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
+        if self.is_shared() {
+            return Err(EBUSY);
+        }
         if self.headlen() < bindings::ETH_HLEN {
             return Err(EINVAL);
         }

@@ -66,11 +66,14 @@ use core::{
 
 mod poll;
 
-#[cfg(CONFIG_PAGE_POOL)]
-pub use poll::PoolId;
 pub use poll::{
     NapiPoll,
     NapiRx, //
+};
+#[cfg(CONFIG_PAGE_POOL)]
+pub use poll::{
+    NapiPool,
+    PoolId, //
 };
 
 /// What a NAPI instance polls.
@@ -1070,7 +1073,7 @@ mod tests {
         };
         let ndev = rx.dev();
         let dev = ndev.as_raw();
-        if let Some(buf) = rx.pool(id).and_then(|p| p.alloc()) {
+        if let Some(buf) = rx.pool(id).and_then(|mut p| p.alloc()) {
             if let Ok(mut skb) = rx.build_skb(buf, RX_HEADROOM, 64) {
                 if skb_dev(&skb) == dev {
                     ok |= check::BUILT_FOR_THE_DEVICE;
@@ -1094,7 +1097,7 @@ mod tests {
                     && clone.put_data(&[0; 16]) == Err(EBUSY)
                     && rx
                         .pool(id)
-                        .and_then(|p| p.alloc())
+                        .and_then(|mut p| p.alloc())
                         .is_some_and(|buf| clone.add_rx_frag(buf, 0, 64).is_err())
                     && clone.is_empty()
                     && clone.nr_frags() == 0;
@@ -1111,7 +1114,7 @@ mod tests {
         let refused = rx.alloc_skb(0).is_some_and(|mut skb| {
             let refused = rx
                 .pool(id)
-                .and_then(|p| p.alloc())
+                .and_then(|mut p| p.alloc())
                 .is_some_and(|buf| skb.add_rx_frag(buf, 0, 64).is_ok())
                 && skb.headlen() == 0
                 && skb.eth_type_trans(ndev).is_err()

@@ -253,6 +253,71 @@ unsafe impl Send for PoolId {}
 #[cfg(CONFIG_PAGE_POOL)]
 unsafe impl Sync for PoolId {}
 
+/// A page pool lent to allocate from: what [`NapiRx::pool`] gives a poll
+/// of the pool its instance holds. It reads as the [`Pool`] and allocates
+/// from it, but does not give it out: a pool the instance recycles into
+/// directly stays the instance's, and is not swapped for another one,
+/// which would leave the instance's context and be allocated from
+/// elsewhere while the instance recycles into its lockless cache.
+///
+/// ```ignore,compile_fail,E0596
+/// use kernel::net::{
+///     napi::{
+///         NapiRx,
+///         PoolId,
+///         Poll, //
+///     },
+///     page_pool::Pool,
+/// };
+///
+/// fn swap_out<T: Poll>(rx: &mut NapiRx<'_, T>, id: PoolId, mine: &mut Pool) {
+///     if let Some(pool) = rx.pool(id) {
+///         core::mem::swap(&mut *pool, mine);
+///     }
+/// }
+/// ```
+///
+/// A pool the caller has, to allocate from, may be lent the same way
+/// (`From<&mut Pool>`), so that one filling path serves both.
+#[cfg(CONFIG_PAGE_POOL)]
+pub struct NapiPool<'a>(&'a mut Pool);
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl NapiPool<'_> {
+    /// A whole buffer ([`Pool::alloc`]).
+    pub fn alloc(&mut self) -> Option<PoolNetmem> {
+        self.0.alloc()
+    }
+
+    /// `size` bytes of a buffer shared with other allocations
+    /// ([`Pool::alloc_frag`]).
+    pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
+        self.0.alloc_frag(size)
+    }
+
+    /// How many buffers wait in the pool's allocation cache
+    /// ([`Pool::cached`]).
+    pub fn cached(&mut self) -> u32 {
+        self.0.cached()
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl core::ops::Deref for NapiPool<'_> {
+    type Target = Pool;
+
+    fn deref(&self) -> &Pool {
+        self.0
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl<'a> From<&'a mut Pool> for NapiPool<'a> {
+    fn from(pool: &'a mut Pool) -> Self {
+        Self(pool)
+    }
+}
+
 /// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO, the
 /// per-CPU NAPI allocation caches and the instance's page pools, which
 /// only NAPI's softirq context may use.
@@ -292,9 +357,9 @@ impl<'p, T: Poll> NapiRx<'p, T> {
 
     /// The page pool the instance holds as `id`
     /// ([`Added::attach_pool`](super::Added::attach_pool)), to allocate
-    /// from; `None` for an `id` it does not hold.
+    /// from, lent ([`NapiPool`]); `None` for an `id` it does not hold.
     #[cfg(CONFIG_PAGE_POOL)]
-    pub fn pool(&mut self, id: PoolId) -> Option<&mut Pool> {
+    pub fn pool(&mut self, id: PoolId) -> Option<NapiPool<'_>> {
         if id.napi != self.napi.as_raw() {
             return None;
         }
@@ -302,7 +367,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // it may be polled (type invariant of `Napi`); `&mut self`, this
         // poll's only `NapiRx`, lends them out once at a time.
         let pools = unsafe { &mut *self.napi.inst.pools.get() };
-        pools.get_mut(id.slot).and_then(Option::as_mut)
+        pools
+            .get_mut(id.slot)
+            .and_then(Option::as_mut)
+            .map(NapiPool)
     }
 
     /// The page pool the instance holds as `id`, shared: what a buffer of

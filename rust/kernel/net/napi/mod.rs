@@ -990,6 +990,22 @@ mod tests {
         assert_eq!(poll::completable(100, 10, 20), 100);
     }
 
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[test]
+    fn packets_are_built_up_to_a_cache_line_boundary() {
+        // CAST: a small power of two.
+        let line = bindings::SMP_CACHE_BYTES as usize;
+        let page = 1 << 20;
+        assert_eq!(poll::build_size(page, 4096), 4096);
+        assert_eq!(poll::build_size(page, 1001), (1001 / line * line) as u32);
+        assert_eq!(
+            poll::build_size(page + 8, 1001),
+            ((1009 / line * line) - 8) as u32
+        );
+        assert_eq!(poll::build_size(page + 8, line - 16), 0);
+        assert_eq!(poll::build_size(page + 8, 0), 0);
+    }
+
     /// Checks of the receive test's poll, a bit each, set when it held.
     #[cfg(CONFIG_PAGE_POOL)]
     mod check {
@@ -1002,6 +1018,9 @@ mod tests {
         pub(super) const NO_MORE_COMPLETED_THAN_SENT: u32 = 1 << 2;
         /// A clone's data and frags are not changed through it.
         pub(super) const CLONES_LEFT_ALONE: u32 = 1 << 3;
+        /// A packet built around a buffer of any size has its shared info
+        /// aligned to a cache line.
+        pub(super) const SHINFO_ALIGNED: u32 = 1 << 4;
     }
 
     /// What the receive test's poll found (`check` bits).
@@ -1083,6 +1102,29 @@ mod tests {
                 }
                 skb.consume();
             }
+        }
+        // Buffers of a size that is not a multiple of a cache line, the
+        // second at an offset that need not be one either.
+        let mut aligned = true;
+        for _ in 0..2 {
+            let Some(buf) = rx.pool(id).and_then(|mut p| p.alloc_frag(1001)) else {
+                aligned = false;
+                break;
+            };
+            match rx.build_skb(buf, RX_HEADROOM, 64) {
+                Ok(skb) => {
+                    // SAFETY: a packet of ours; its shared info follows
+                    // its data.
+                    let shinfo = unsafe { bindings::skb_shinfo(skb.as_raw()) };
+                    // CAST: a small power of two.
+                    aligned &= (shinfo as usize) % (bindings::SMP_CACHE_BYTES as usize) == 0;
+                    skb.consume();
+                }
+                Err(_) => aligned = false,
+            }
+        }
+        if aligned {
+            ok |= check::SHINFO_ALIGNED;
         }
         // A clone, as `start_xmit` may get one: its data is not its alone.
         if let Some(skb) = rx.alloc_skb(64) {
@@ -1211,6 +1253,7 @@ mod tests {
         assert_ne!(ok & check::ETH_HEADER_IN_THE_LINEAR_PART, 0);
         assert_ne!(ok & check::NO_MORE_COMPLETED_THAN_SENT, 0);
         assert_ne!(ok & check::CLONES_LEFT_ALONE, 0);
+        assert_ne!(ok & check::SHINFO_ALIGNED, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

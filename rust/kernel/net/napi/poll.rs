@@ -216,6 +216,19 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     }
 }
 
+/// How much of a buffer of `size` bytes at address `data` a packet built
+/// around it takes: up to the last cache line boundary in it, where its
+/// shared info ends (`napi_build_skb` puts it at the end, and it must be
+/// aligned: atomics, and a cache line of its own). 0 when there is none.
+#[cfg(CONFIG_PAGE_POOL)]
+pub(super) fn build_size(data: usize, size: usize) -> u32 {
+    // CAST: a small power of two.
+    let align = bindings::SMP_CACHE_BYTES as usize;
+    let end = data.saturating_add(size) & !(align - 1);
+    // A buffer is at most a `u32` long.
+    u32::try_from(end.saturating_sub(data)).unwrap_or(0)
+}
+
 /// What byte queue limits can take of `bytes` completed, with `queued`
 /// bytes queued and `completed` completed so far (counts that wrap): no
 /// more than are in flight, which `dql_completed` BUGs on.
@@ -414,8 +427,9 @@ impl<'p, T: Poll> NapiRx<'p, T> {
 
     /// A packet built around a received frame where the device wrote it
     /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
-    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes take
-    /// the packet's shared info. The packet's head takes the buffer's pool
+    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes up to
+    /// its last cache line boundary take the packet's shared info, aligned
+    /// (what follows that boundary is left unused). The packet's head takes the buffer's pool
     /// reference and goes back to the pool when the packet is freed
     /// (`skb_mark_for_recycle`). Its device is the instance's, as
     /// `napi_alloc_skb` sets it: GRO reads it (`netif_elide_gro`). Hands
@@ -430,11 +444,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         headroom: u32,
         len: u32,
     ) -> Result<SkBuff, PoolNetmem> {
-        let truesize = buf.size();
-        let fits = headroom
-            .checked_add(len)
-            .is_some_and(|n| buf.holds(n, SHINFO_ROOM));
-        if !fits || !buf.is_readable() {
+        if !buf.is_readable() {
             return Err(buf);
         }
         // SAFETY: a page of the pool (readable), mapped in the kernel's
@@ -443,16 +453,26 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         if base.is_null() {
             return Err(buf);
         }
-        // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
-        // and only its reference uses them (`PoolNetmem`'s invariant); the
-        // shared info goes in its last `SHINFO_ROOM` bytes, after the
-        // frame (checked above); in this instance's poll, with a budget.
-        let raw = unsafe {
-            bindings::napi_build_skb(
-                base.cast::<u8>().add(buf.offset() as usize).cast(),
-                truesize,
-            )
-        };
+        // CAST: u32 to usize is lossless on Linux.
+        let (offset, size) = (buf.offset() as usize, buf.size() as usize);
+        // SAFETY: the buffer is `size` bytes from `offset` into the page
+        // (`PoolNetmem`'s invariant).
+        let data = unsafe { base.cast::<u8>().add(offset) };
+        let truesize = build_size(data as usize, size);
+        let fits = headroom
+            .checked_add(len)
+            .and_then(|n| n.checked_add(SHINFO_ROOM))
+            .is_some_and(|n| n <= truesize);
+        if !fits {
+            return Err(buf);
+        }
+        // SAFETY: `data` is the start of the buffer, `size` bytes long,
+        // which only its reference uses (`PoolNetmem`'s invariant);
+        // `truesize` is at most `size`, and ends aligned to the cache line
+        // (`build_size`): the shared info goes, aligned, in its last
+        // `SHINFO_ROOM` bytes, after the frame (checked above); in this
+        // instance's poll, with a budget.
+        let raw = unsafe { bindings::napi_build_skb(data.cast(), truesize) };
         if raw.is_null() {
             return Err(buf);
         }

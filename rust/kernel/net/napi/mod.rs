@@ -843,7 +843,10 @@ mod tests {
     #[cfg(CONFIG_PAGE_POOL)]
     use crate::{
         net::{
-            page_pool::Params,
+            page_pool::{
+                Params,
+                PoolNetmem, //
+            },
             skbuff::RX_HEADROOM, //
         },
         sync::SetOnce,
@@ -1018,6 +1021,8 @@ mod tests {
         pub(super) const NO_MORE_COMPLETED_THAN_SENT: u32 = 1 << 2;
         /// A clone's data and frags are not changed through it.
         pub(super) const CLONES_LEFT_ALONE: u32 = 1 << 3;
+        /// Only what was synced for the CPU goes to the stack.
+        pub(super) const SYNCED_ONLY: u32 = 1 << 5;
         /// A packet built around a buffer of any size has its shared info
         /// aligned to a cache line.
         pub(super) const SHINFO_ALIGNED: u32 = 1 << 4;
@@ -1065,6 +1070,28 @@ mod tests {
         }
     }
 
+    /// A buffer of the instance's pool `id` (`size` bytes of a shared
+    /// one, or a whole one), its `len` bytes from `off` synced for the
+    /// CPU.
+    #[cfg(CONFIG_PAGE_POOL)]
+    fn synced_buf(
+        rx: &mut NapiRx<'_, RxQueue>,
+        id: PoolId,
+        size: Option<u32>,
+        off: u32,
+        len: u32,
+    ) -> Option<PoolNetmem> {
+        let buf = {
+            let mut pool = rx.pool(id)?;
+            match size {
+                Some(size) => pool.alloc_frag(size),
+                None => pool.alloc(),
+            }?
+        };
+        buf.sync_for_cpu(rx.pool_ref(id)?, off, len);
+        Some(buf)
+    }
+
     /// What the receive side of a poll does, checked.
     #[cfg(CONFIG_PAGE_POOL)]
     fn rx_checks(q: &RxQueue, napi: &mut NapiPoll<'_, RxQueue>) -> u32 {
@@ -1092,7 +1119,7 @@ mod tests {
         };
         let ndev = rx.dev();
         let dev = ndev.as_raw();
-        if let Some(buf) = rx.pool(id).and_then(|mut p| p.alloc()) {
+        if let Some(buf) = synced_buf(&mut rx, id, None, RX_HEADROOM, 64) {
             if let Ok(mut skb) = rx.build_skb(buf, RX_HEADROOM, 64) {
                 if skb_dev(&skb) == dev {
                     ok |= check::BUILT_FOR_THE_DEVICE;
@@ -1103,11 +1130,28 @@ mod tests {
                 skb.consume();
             }
         }
+        // Nothing synced, or not all of the frame: refused.
+        let refused = |buf: Option<PoolNetmem>, rx: &NapiRx<'_, RxQueue>| {
+            buf.is_some_and(|buf| rx.build_skb(buf, RX_HEADROOM, 64).is_err())
+        };
+        let unsynced = rx.pool(id).and_then(|mut p| p.alloc());
+        let part = synced_buf(&mut rx, id, None, RX_HEADROOM, 63);
+        let frag_part = synced_buf(&mut rx, id, None, 1, 64);
+        let frag_refused = frag_part.is_some_and(|buf| {
+            rx.alloc_skb(0).is_some_and(|mut skb| {
+                let refused = skb.add_rx_frag(buf, 0, 64).is_err();
+                skb.consume();
+                refused
+            })
+        });
+        if refused(unsynced, &rx) && refused(part, &rx) && frag_refused {
+            ok |= check::SYNCED_ONLY;
+        }
         // Buffers of a size that is not a multiple of a cache line, the
         // second at an offset that need not be one either.
         let mut aligned = true;
         for _ in 0..2 {
-            let Some(buf) = rx.pool(id).and_then(|mut p| p.alloc_frag(1001)) else {
+            let Some(buf) = synced_buf(&mut rx, id, Some(1001), RX_HEADROOM, 64) else {
                 aligned = false;
                 break;
             };
@@ -1137,9 +1181,7 @@ mod tests {
                     && clone.is_cloned()
                     && !clone.is_shared()
                     && clone.put_data(&[0; 16]) == Err(EBUSY)
-                    && rx
-                        .pool(id)
-                        .and_then(|mut p| p.alloc())
+                    && synced_buf(&mut rx, id, None, 0, 64)
                         .is_some_and(|buf| clone.add_rx_frag(buf, 0, 64).is_err())
                     && clone.is_empty()
                     && clone.nr_frags() == 0;
@@ -1154,9 +1196,7 @@ mod tests {
         // All in a frag: nothing to pull the header from, and the packet
         // stays as it was.
         let refused = rx.alloc_skb(0).is_some_and(|mut skb| {
-            let refused = rx
-                .pool(id)
-                .and_then(|mut p| p.alloc())
+            let refused = synced_buf(&mut rx, id, None, 0, 64)
                 .is_some_and(|buf| skb.add_rx_frag(buf, 0, 64).is_ok())
                 && skb.headlen() == 0
                 && skb.eth_type_trans(ndev).is_err()
@@ -1254,6 +1294,7 @@ mod tests {
         assert_ne!(ok & check::NO_MORE_COMPLETED_THAN_SENT, 0);
         assert_ne!(ok & check::CLONES_LEFT_ALONE, 0);
         assert_ne!(ok & check::SHINFO_ALIGNED, 0);
+        assert_ne!(ok & check::SYNCED_ONLY, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

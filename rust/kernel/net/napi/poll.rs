@@ -429,7 +429,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
     /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes up to
     /// its last cache line boundary take the packet's shared info, aligned
-    /// (what follows that boundary is left unused). The packet's head takes the buffer's pool
+    /// (what follows that boundary is left unused). The frame is the
+    /// stack's to read: the caller made it visible to the CPU
+    /// ([`PoolNetmem::sync_for_cpu`], last, over at least the frame;
+    /// [`PoolNetmem::is_synced`]). The packet's head takes the buffer's pool
     /// reference and goes back to the pool when the packet is freed
     /// (`skb_mark_for_recycle`). Its device is the instance's, as
     /// `napi_alloc_skb` sets it: GRO reads it (`netif_elide_gro`). Hands
@@ -444,7 +447,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         headroom: u32,
         len: u32,
     ) -> Result<SkBuff, PoolNetmem> {
-        if !buf.is_readable() {
+        if !buf.is_readable() || !buf.is_synced(headroom, len) {
             return Err(buf);
         }
         // SAFETY: a page of the pool (readable), mapped in the kernel's

@@ -42,10 +42,12 @@ impl SkBuff {
     /// free frag slot, the range is not inside the buffer, or the packet's
     /// shared info is not its alone ([`SkBuff::is_exclusive`]: a clone or
     /// a shared packet `start_xmit` got, whose frags others read and
-    /// free).
+    /// free), or a readable range the caller did not make visible to the
+    /// CPU ([`PoolNetmem::sync_for_cpu`], last, over at least the range;
+    /// [`PoolNetmem::is_synced`]): the stack reads it.
     #[cfg(CONFIG_PAGE_POOL)]
     pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
-        if !self.is_exclusive() {
+        if !self.is_exclusive() || !buf.is_synced(off, len) {
             return Err(buf);
         }
         let truesize = buf.size();

@@ -149,15 +149,51 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     ///     txq.completed(1, 1500);
     /// }
     /// ```
+    ///
+    /// More bytes than the queue has in flight are cut to what it has,
+    /// with a warning (once): byte queue limits BUG on them
+    /// (`dql_completed`).
     pub fn tx_completed(&self, packets: u32, bytes: u32) {
         let Ok(idx) = u16::try_from(self.napi.inst.index.get()) else {
             return;
         };
         if let Some(q) = self.dev().tx_queue(idx) {
+            #[cfg(CONFIG_BQL)]
+            let bytes = {
+                // SAFETY: a transmit queue of the device, whose counts
+                // stay. `num_queued` is the sender's, which may be adding
+                // to it meanwhile, under the queue's lock: read once, as
+                // `dql_completed` reads it (`READ_ONCE`); it only grows
+                // until a reset, which needs the instance disabled
+                // (`Added::tx_reset`), so not during this poll.
+                // `num_completed` is the completer's: this poll's (see
+                // below).
+                let (queued, completed) = unsafe {
+                    let dql = &raw const (*q).dql;
+                    (
+                        core::ptr::read_volatile(&raw const (*dql).num_queued),
+                        (*dql).num_completed,
+                    )
+                };
+                let cut = completable(bytes, queued, completed);
+                if cut != bytes {
+                    crate::do_once_lite! {
+                        crate::pr_warn!(
+                            "NAPI poll completed {} bytes, {} in flight\n",
+                            bytes,
+                            cut
+                        );
+                        crate::warn_on!(true);
+                    }
+                }
+                cut
+            };
             // SAFETY: a transmit queue of the device; in the poll of its
             // index's only instance, which the NAPI core does not run
             // twice at once, and `Added::tx_reset` refuses an enabled
-            // instance: the only completer.
+            // instance: the only completer. No more bytes than are in
+            // flight: at most what was when the count was read above,
+            // and sends only add to it.
             unsafe { bindings::netdev_tx_completed_queue(q, packets, bytes) }
         }
     }
@@ -178,6 +214,27 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
         // (the token is consumed here), with less than its budget done.
         unsafe { bindings::napi_complete_done(self.napi.as_raw(), work_done) }
     }
+}
+
+/// How much of a buffer of `size` bytes at address `data` a packet built
+/// around it takes: up to the last cache line boundary in it, where its
+/// shared info ends (`napi_build_skb` puts it at the end, and it must be
+/// aligned: atomics, and a cache line of its own). 0 when there is none.
+#[cfg(CONFIG_PAGE_POOL)]
+pub(super) fn build_size(data: usize, size: usize) -> u32 {
+    // CAST: a small power of two.
+    let align = bindings::SMP_CACHE_BYTES as usize;
+    let end = data.saturating_add(size) & !(align - 1);
+    // A buffer is at most a `u32` long.
+    u32::try_from(end.saturating_sub(data)).unwrap_or(0)
+}
+
+/// What byte queue limits can take of `bytes` completed, with `queued`
+/// bytes queued and `completed` completed so far (counts that wrap): no
+/// more than are in flight, which `dql_completed` BUGs on.
+#[cfg_attr(not(CONFIG_BQL), allow(dead_code))]
+pub(super) fn completable(bytes: u32, queued: u32, completed: u32) -> u32 {
+    bytes.min(queued.wrapping_sub(completed))
 }
 
 impl SkBuff {
@@ -208,6 +265,71 @@ unsafe impl Send for PoolId {}
 // SAFETY: as for `Send`.
 #[cfg(CONFIG_PAGE_POOL)]
 unsafe impl Sync for PoolId {}
+
+/// A page pool lent to allocate from: what [`NapiRx::pool`] gives a poll
+/// of the pool its instance holds. It reads as the [`Pool`] and allocates
+/// from it, but does not give it out: a pool the instance recycles into
+/// directly stays the instance's, and is not swapped for another one,
+/// which would leave the instance's context and be allocated from
+/// elsewhere while the instance recycles into its lockless cache.
+///
+/// ```ignore,compile_fail,E0596
+/// use kernel::net::{
+///     napi::{
+///         NapiRx,
+///         PoolId,
+///         Poll, //
+///     },
+///     page_pool::Pool,
+/// };
+///
+/// fn swap_out<T: Poll>(rx: &mut NapiRx<'_, T>, id: PoolId, mine: &mut Pool) {
+///     if let Some(pool) = rx.pool(id) {
+///         core::mem::swap(&mut *pool, mine);
+///     }
+/// }
+/// ```
+///
+/// A pool the caller has, to allocate from, may be lent the same way
+/// (`From<&mut Pool>`), so that one filling path serves both.
+#[cfg(CONFIG_PAGE_POOL)]
+pub struct NapiPool<'a>(&'a mut Pool);
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl NapiPool<'_> {
+    /// A whole buffer ([`Pool::alloc`]).
+    pub fn alloc(&mut self) -> Option<PoolNetmem> {
+        self.0.alloc()
+    }
+
+    /// `size` bytes of a buffer shared with other allocations
+    /// ([`Pool::alloc_frag`]).
+    pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
+        self.0.alloc_frag(size)
+    }
+
+    /// How many buffers wait in the pool's allocation cache
+    /// ([`Pool::cached`]).
+    pub fn cached(&mut self) -> u32 {
+        self.0.cached()
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl core::ops::Deref for NapiPool<'_> {
+    type Target = Pool;
+
+    fn deref(&self) -> &Pool {
+        self.0
+    }
+}
+
+#[cfg(CONFIG_PAGE_POOL)]
+impl<'a> From<&'a mut Pool> for NapiPool<'a> {
+    fn from(pool: &'a mut Pool) -> Self {
+        Self(pool)
+    }
+}
 
 /// The receive side of a poll with a budget ([`NapiPoll::rx`]): GRO, the
 /// per-CPU NAPI allocation caches and the instance's page pools, which
@@ -248,9 +370,9 @@ impl<'p, T: Poll> NapiRx<'p, T> {
 
     /// The page pool the instance holds as `id`
     /// ([`Added::attach_pool`](super::Added::attach_pool)), to allocate
-    /// from; `None` for an `id` it does not hold.
+    /// from, lent ([`NapiPool`]); `None` for an `id` it does not hold.
     #[cfg(CONFIG_PAGE_POOL)]
-    pub fn pool(&mut self, id: PoolId) -> Option<&mut Pool> {
+    pub fn pool(&mut self, id: PoolId) -> Option<NapiPool<'_>> {
         if id.napi != self.napi.as_raw() {
             return None;
         }
@@ -258,7 +380,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // it may be polled (type invariant of `Napi`); `&mut self`, this
         // poll's only `NapiRx`, lends them out once at a time.
         let pools = unsafe { &mut *self.napi.inst.pools.get() };
-        pools.get_mut(id.slot).and_then(Option::as_mut)
+        pools
+            .get_mut(id.slot)
+            .and_then(Option::as_mut)
+            .map(NapiPool)
     }
 
     /// The page pool the instance holds as `id`, shared: what a buffer of
@@ -302,11 +427,17 @@ impl<'p, T: Poll> NapiRx<'p, T> {
 
     /// A packet built around a received frame where the device wrote it
     /// (`napi_build_skb`), without copying: `len` bytes at `headroom` into
-    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes take
-    /// the packet's shared info. The packet's head takes the buffer's pool
+    /// `buf`, a readable pool buffer whose last [`SHINFO_ROOM`] bytes up to
+    /// its last cache line boundary take the packet's shared info, aligned
+    /// (what follows that boundary is left unused). The frame is the
+    /// stack's to read: the caller made it visible to the CPU
+    /// ([`PoolNetmem::sync_for_cpu`], last, over at least the frame;
+    /// [`PoolNetmem::is_synced`]). The packet's head takes the buffer's pool
     /// reference and goes back to the pool when the packet is freed
-    /// (`skb_mark_for_recycle`). Hands the buffer back when the frame and
-    /// the shared info do not fit in it, or memory runs out.
+    /// (`skb_mark_for_recycle`). Its device is the instance's, as
+    /// `napi_alloc_skb` sets it: GRO reads it (`netif_elide_gro`). Hands
+    /// the buffer back when the frame and the shared info do not fit in
+    /// it, or memory runs out.
     // As in `alloc_skb`.
     #[cfg(CONFIG_PAGE_POOL)]
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
@@ -316,11 +447,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         headroom: u32,
         len: u32,
     ) -> Result<SkBuff, PoolNetmem> {
-        let truesize = buf.size();
-        let fits = headroom
-            .checked_add(len)
-            .is_some_and(|n| buf.holds(n, SHINFO_ROOM));
-        if !fits || !buf.is_readable() {
+        if !buf.is_readable() || !buf.is_synced(headroom, len) {
             return Err(buf);
         }
         // SAFETY: a page of the pool (readable), mapped in the kernel's
@@ -329,24 +456,41 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         if base.is_null() {
             return Err(buf);
         }
-        // SAFETY: the buffer is `truesize` bytes from `offset` into the page,
-        // and only its reference uses them (`PoolNetmem`'s invariant); the
-        // shared info goes in its last `SHINFO_ROOM` bytes, after the
-        // frame (checked above); in this instance's poll, with a budget.
-        let raw = unsafe {
-            bindings::napi_build_skb(
-                base.cast::<u8>().add(buf.offset() as usize).cast(),
-                truesize,
-            )
-        };
+        // CAST: u32 to usize is lossless on Linux.
+        let (offset, size) = (buf.offset() as usize, buf.size() as usize);
+        // SAFETY: the buffer is `size` bytes from `offset` into the page
+        // (`PoolNetmem`'s invariant).
+        let data = unsafe { base.cast::<u8>().add(offset) };
+        let truesize = build_size(data as usize, size);
+        let fits = headroom
+            .checked_add(len)
+            .and_then(|n| n.checked_add(SHINFO_ROOM))
+            .is_some_and(|n| n <= truesize);
+        if !fits {
+            return Err(buf);
+        }
+        // SAFETY: `data` is the start of the buffer, `size` bytes long,
+        // which only its reference uses (`PoolNetmem`'s invariant);
+        // `truesize` is at most `size`, and ends aligned to the cache line
+        // (`build_size`): the shared info goes, aligned, in its last
+        // `SHINFO_ROOM` bytes, after the frame (checked above); in this
+        // instance's poll, with a budget.
+        let raw = unsafe { bindings::napi_build_skb(data.cast(), truesize) };
         if raw.is_null() {
             return Err(buf);
         }
         // The head owns the pool reference from now on.
         let _ = buf.into_raw();
         // SAFETY: a new packet, ours; `headroom + len` bytes of its buffer
-        // are before its shared info, as checked above.
+        // are before its shared info, as checked above. A received packet
+        // names its device without a reference, as `napi_alloc_skb`'s do:
+        // unregistering waits for those in flight.
         unsafe {
+            (*raw)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev = self.napi.device();
             bindings::skb_reserve(raw, headroom as c_int);
             bindings::__skb_put(raw, len);
             bindings::skb_mark_for_recycle(raw);

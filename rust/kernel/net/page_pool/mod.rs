@@ -46,6 +46,7 @@ use crate::{
     prelude::*,
 };
 use core::{
+    cell::Cell,
     marker::PhantomData,
     ptr::NonNull, //
 };
@@ -278,6 +279,7 @@ impl Pool {
             offset: 0,
             size,
             pool: self.ptr,
+            synced: Cell::new((0, 0)),
         })
     }
 
@@ -300,6 +302,7 @@ impl Pool {
             offset,
             size,
             pool: self.ptr,
+            synced: Cell::new((0, 0)),
         })
     }
 }
@@ -343,6 +346,9 @@ impl Drop for Pool {
 /// [`sync_for_cpu`]) takes the pool, borrowed, as proof that it is still
 /// there.
 ///
+/// `synced` is the range, inside the buffer, the last [`sync_for_cpu`]
+/// made visible to the CPU, (0, 0) before the first.
+///
 /// [`dma_addr`]: PoolNetmem::dma_addr
 /// [`sync_for_cpu`]: PoolNetmem::sync_for_cpu
 pub struct PoolNetmem {
@@ -350,6 +356,7 @@ pub struct PoolNetmem {
     offset: u32,
     size: u32,
     pool: NonNull<bindings::page_pool>,
+    synced: Cell<(u32, u32)>,
 }
 
 // SAFETY: a reference may be given back from any thread.
@@ -380,6 +387,18 @@ impl PoolNetmem {
     /// `net_iov`.
     pub fn is_readable(&self) -> bool {
         !self.netmem.is_net_iov()
+    }
+
+    /// Whether the last [`PoolNetmem::sync_for_cpu`] made the `len` bytes
+    /// `off` bytes into the buffer visible to the CPU, as what hands them
+    /// to the stack (an skb's head or frag) requires. Always for an
+    /// unreadable buffer, which the CPU does not read, and for no bytes.
+    pub fn is_synced(&self, off: u32, len: u32) -> bool {
+        let (s_off, s_len) = self.synced.get();
+        let end = off.checked_add(len);
+        !self.is_readable()
+            || len == 0
+            || (off >= s_off && end.is_some_and(|end| end <= s_off + s_len))
     }
 
     /// Whether the buffer came from `pool`.
@@ -491,7 +510,8 @@ impl PoolNetmem {
                 )
             }
         }
-        // INVARIANT: cut to the buffer above.
+        // INVARIANT: cut to the buffer above; the range synced last.
+        self.synced.set((off, len));
         Synced {
             buf: self,
             off,

@@ -118,14 +118,51 @@ impl SkBuff {
         self.ptr.as_ptr()
     }
 
-    fn raw(&self) -> &bindings::sk_buff {
-        // SAFETY: owned, valid (type invariant).
-        unsafe { self.ptr.as_ref() }
-    }
-
     /// The length of the packet, linear part and frags.
     pub fn len(&self) -> u32 {
-        self.raw().len
+        // SAFETY: owned, valid (type invariant); the field is read through
+        // a raw place, without a reference to the `sk_buff`, whose
+        // reference count C may change meanwhile.
+        unsafe { (*self.as_raw()).len }
+    }
+
+    /// The length of the frags (`data_len`).
+    fn data_len(&self) -> u32 {
+        // SAFETY: as in `len`.
+        unsafe { (*self.as_raw()).data_len }
+    }
+
+    /// Whether another reference to the `sk_buff` is held (`skb_shared`):
+    /// a sender that kept one, and may send or change it again.
+    pub fn is_shared(&self) -> bool {
+        // SAFETY: a valid buffer; `users` is atomic, read as such.
+        unsafe { bindings::atomic_read(&raw const (*self.as_raw()).users.refs) != 1 }
+    }
+
+    /// Whether the packet's data and shared info are shared with a clone
+    /// (`skb_cloned`): TCP sends clones of the packets it keeps for
+    /// retransmission.
+    pub fn is_cloned(&self) -> bool {
+        let skb = self.as_raw();
+        // SAFETY: a valid buffer; the `cloned` bit is the owner's, read
+        // through a raw place.
+        if unsafe { bindings::sk_buff::cloned_raw(skb) } == 0 {
+            return false;
+        }
+        // SAFETY: a valid buffer, whose shared info follows its data;
+        // `dataref` is atomic, read as such.
+        let dataref =
+            unsafe { bindings::atomic_read(&raw const (*bindings::skb_shinfo(skb)).dataref) };
+        // CAST: the low 16 bits count the references to the data.
+        (dataref as u32 & bindings::SKB_DATAREF_MASK) != 1
+    }
+
+    /// Whether the packet is this value's alone to change, data included:
+    /// neither [shared](SkBuff::is_shared) nor [cloned](SkBuff::is_cloned).
+    /// What a packet given to `start_xmit` may not be, and one built on
+    /// receive is.
+    pub fn is_exclusive(&self) -> bool {
+        !self.is_shared() && !self.is_cloned()
     }
 
     /// Whether the packet is empty.
@@ -141,7 +178,7 @@ impl SkBuff {
 
     /// The length of the linear part (`skb_headlen`).
     pub fn headlen(&self) -> u32 {
-        self.raw().len - self.raw().data_len
+        self.len() - self.data_len()
     }
 
     /// Copies `dst.len()` bytes of the packet from `offset`, across the
@@ -163,8 +200,13 @@ impl SkBuff {
     }
 
     /// Appends `data` to the linear part (`skb_put_data`); the caller made
-    /// room for it.
+    /// room for it (`ENOSPC` otherwise). `EBUSY` for a packet whose data
+    /// is shared ([`SkBuff::is_exclusive`]), such as a clone `start_xmit`
+    /// got: its other users read that data.
     pub fn put_data(&mut self, data: &[u8]) -> Result {
+        if !self.is_exclusive() {
+            return Err(EBUSY);
+        }
         // SAFETY: the buffer is valid.
         let room = unsafe { bindings::skb_tailroom(self.as_raw()) };
         let len = u32::try_from(data.len()).map_err(|_| EINVAL)?;

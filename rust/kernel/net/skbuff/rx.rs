@@ -12,6 +12,7 @@ use super::MAX_FRAGS;
 use crate::net::netdev::NetDevice;
 #[cfg(CONFIG_PAGE_POOL)]
 use crate::net::page_pool::PoolNetmem;
+use crate::prelude::*;
 
 /// The room a driver leaves in front of a received frame it builds a
 /// packet around (`NET_SKB_PAD + NET_IP_ALIGN`): the stack pushes headers
@@ -38,9 +39,17 @@ impl SkBuff {
     /// return to their pools when it is freed (`skb_mark_for_recycle`).
     /// The frag takes the buffer's reference. A `net_iov` frag makes the
     /// packet unreadable. Hands the buffer back when the packet has no
-    /// free frag slot or the range is not inside the buffer.
+    /// free frag slot, the range is not inside the buffer, or the packet's
+    /// shared info is not its alone ([`SkBuff::is_exclusive`]: a clone or
+    /// a shared packet `start_xmit` got, whose frags others read and
+    /// free), or a readable range the caller did not make visible to the
+    /// CPU ([`PoolNetmem::sync_for_cpu`], last, over at least the range;
+    /// [`PoolNetmem::is_synced`]): the stack reads it.
     #[cfg(CONFIG_PAGE_POOL)]
     pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
+        if !self.is_exclusive() || !buf.is_synced(off, len) {
+            return Err(buf);
+        }
         let truesize = buf.size();
         // SAFETY: the buffer is valid; its shared info follows its data.
         let nr = unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags };
@@ -79,10 +88,21 @@ impl SkBuff {
     }
 
     /// Sets the protocol from the Ethernet header, and the device the
-    /// packet came in on (`eth_type_trans`).
-    pub fn eth_type_trans(&mut self, dev: &NetDevice) {
-        // SAFETY: the buffer holds at least an Ethernet header (the caller
-        // put a frame in it); `dev` is a live device.
+    /// packet came in on (`eth_type_trans`), which pulls the header off
+    /// the packet's linear part. `EINVAL` when that part is shorter than
+    /// an Ethernet header: the pull would leave the linear part shorter
+    /// than nothing (`__skb_pull` BUGs), and the header be read past its
+    /// end. `EBUSY` for a packet another holds a reference to
+    /// ([`SkBuff::is_shared`]), which would see it change.
+    pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
+        if self.is_shared() {
+            return Err(EBUSY);
+        }
+        if self.headlen() < bindings::ETH_HLEN {
+            return Err(EINVAL);
+        }
+        // SAFETY: the buffer's linear part holds at least an Ethernet
+        // header (checked above); `dev` is a live device.
         let proto = unsafe { bindings::eth_type_trans(self.as_raw(), dev.as_raw()) };
         // SAFETY: the buffer is ours; `protocol` sits in the `headers`
         // struct group (a union of two views of the same fields).
@@ -93,6 +113,7 @@ impl SkBuff {
                 .as_mut()
                 .protocol = proto
         };
+        Ok(())
     }
 
     /// Marks the packet's checksums as checked by the device

@@ -47,6 +47,7 @@ use kernel::{
         napi::{
             Added,
             NapiPoll,
+            NapiPool,
             NapiRx,
             PoolId, //
         },
@@ -369,7 +370,7 @@ impl RxRing {
             next_to_fill: 0,
             armed: 0,
         };
-        ring.refill(&mut pool)?;
+        ring.refill(NapiPool::from(&mut pool))?;
         ring.pool = Some(pool);
         if ring.armed == 0 {
             return Err(ENOMEM);
@@ -452,7 +453,7 @@ impl RxRing {
     /// Arms free descriptors with new buffers while the pools (`pool` for
     /// payloads) have them. Returns whether it armed any, and whether a
     /// pool failed to give a buffer.
-    fn refill(&mut self, pool: &mut Pool) -> Result<(bool, bool)> {
+    fn refill(&mut self, mut pool: NapiPool<'_>) -> Result<(bool, bool)> {
         let mut any = false;
         while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
@@ -465,7 +466,7 @@ impl RxRing {
                 return Ok((any, true));
             };
             // Every pool here maps its buffers, and `buf` is `pool`'s.
-            let pkt = buf.dma_addr(pool).ok_or(EINVAL)? + DmaAddress::from(self.headroom);
+            let pkt = buf.dma_addr(&pool).ok_or(EINVAL)? + DmaAddress::from(self.headroom);
             let slot = self.hdrs.get_mut(i).ok_or(EINVAL)?;
             // A frame's later descriptors leave their header buffers
             // unused, in their slots.
@@ -733,9 +734,15 @@ impl RxRing {
                         Some((hash, false)) => skb.set_l3_hash(hash),
                         None => {}
                     }
+                    let bytes = u64::from(skb.len());
+                    // Every skb built here has the Ethernet header in its
+                    // linear part: a failure would be this file's bug.
+                    if skb.eth_type_trans(napi.dev()).is_err() {
+                        done.count_drop(drop_skb(skb, DropReason::DevHdr));
+                        continue;
+                    }
                     done.packets += 1;
-                    done.bytes += u64::from(skb.len());
-                    skb.eth_type_trans(napi.dev());
+                    done.bytes += bytes;
                     napi.gro_receive(skb);
                 }
                 // Its skb, if it had one, is freed for `why` already.
@@ -743,7 +750,7 @@ impl RxRing {
             }
         }
         let filled = match (self.napi_pool, &mut own) {
-            (_, Some(pool)) => self.refill(pool),
+            (_, Some(pool)) => self.refill(NapiPool::from(pool)),
             (Some(id), None) => napi.pool(id).map_or(Ok((false, true)), |p| self.refill(p)),
             (None, None) => Ok((false, true)),
         };

@@ -90,6 +90,12 @@ pub struct Busy(pub SkBuff);
 /// `Self`.
 #[vtable]
 pub trait Operations: Sized + Send + Sync + 'static {
+    /// Whether the device takes netpoll (netconsole): `false` by default,
+    /// and then the registration sets `IFF_DISABLE_NETPOLL`. A driver that
+    /// says `true` makes [`start_xmit`](Operations::start_xmit) and its
+    /// NAPI polls fit to run with hard IRQs off, as netpoll runs them.
+    const NETPOLL: bool = false;
+
     /// Brings the device up (`ndo_open`), under RTNL and the instance
     /// lock.
     fn open(dev: &LockedDevice<Self>) -> Result;
@@ -103,12 +109,12 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// `Ok` when the packet was taken (sent, queued or dropped); [`Busy`]
     /// with `skb` when the ring is full.
     ///
-    /// From netpoll (netconsole) it runs with hard IRQs off as well
-    /// (`local_irq_save` then `HARD_TX_TRYLOCK`): it must not sleep, nor
-    /// take a `SpinLockBh` (its unlock enables bottom halves, which must
-    /// not happen with IRQs off), nor drop a
-    /// [`PoolNetmem`](crate::net::page_pool::PoolNetmem). Freeing an
-    /// [`SkBuff`], any of its ways, is fine there.
+    /// With [`NETPOLL`](Operations::NETPOLL), it also runs from netpoll
+    /// (netconsole) with hard IRQs off (`local_irq_save` then
+    /// `HARD_TX_TRYLOCK`): it must then not sleep, nor take a `SpinLockBh`
+    /// (its unlock enables bottom halves, which must not happen with IRQs
+    /// off), nor drop a [`PoolNetmem`](crate::net::page_pool::PoolNetmem).
+    /// Freeing an [`SkBuff`], any of its ways, is fine there.
     fn start_xmit(dev: &Device<Self>, txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy>;
 
     /// Fills in counters (`ndo_get_stats64`).

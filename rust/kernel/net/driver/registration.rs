@@ -487,7 +487,15 @@ impl<'a, T: Operations> Registration<'a, T> {
             let bits = &raw mut (*raw).__bindgen_anon_1.__bindgen_anon_1;
             // CAST: a flag of the 32-bit field.
             let flag = bindings::netdev_priv_flags_IFF_TX_SKB_SHARING as c_ulong;
-            Group::set_priv_flags_raw(bits, Group::priv_flags_raw(bits) & !flag);
+            let mut flags = Group::priv_flags_raw(bits) & !flag;
+            // Netpoll calls `start_xmit` and the polls with hard IRQs off,
+            // where a driver's ordinary locks (a `SpinLockBh`) are wrong:
+            // only a driver that says it is fit for that gets netpoll.
+            if !T::NETPOLL {
+                // CAST: as above.
+                flags |= bindings::netdev_priv_flags_IFF_DISABLE_NETPOLL as c_ulong;
+            }
+            Group::set_priv_flags_raw(bits, flags);
         }
         // SAFETY: allocated for `T` with an initialised `T`, registered
         // only after `setup` returns; the reference it gets cannot leave

@@ -15,8 +15,9 @@ use core::{
 /// The transmit queue
 /// [`Operations::start_xmit`](super::Operations::start_xmit) sends on: the
 /// proof that the core holds its lock (`HARD_TX_LOCK`) with bottom halves
-/// off (from netpoll, hard IRQs too), which serialises what the queue's producer side does, byte queue limits'
-/// (BQL) count of what went on the ring first.
+/// off (from netpoll, hard IRQs too), which serialises what the queue's
+/// producer side does, byte queue limits' (BQL) count of what went on the
+/// ring first.
 ///
 /// Only the adapter makes one, for the call: byte queue limits are told
 /// about sends nowhere else. Outside `start_xmit` there is no way to do

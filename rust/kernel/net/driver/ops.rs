@@ -126,8 +126,8 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// under RTNL and the instance lock. The core checked `mtu` against
     /// the range set with
     /// [`UnregisteredDevice::set_mtu_range`](super::UnregisteredDevice::set_mtu_range);
-    /// [`NetDevice::mtu`](crate::net::netdev::NetDevice::mtu) still gives the old value during the call, and the new one once it
-    /// succeeds.
+    /// [`NetDevice::mtu`](crate::net::netdev::NetDevice::mtu) still gives
+    /// the old value during the call, and the new one once it succeeds.
     fn change_mtu(_dev: &LockedDevice<Self>, _mtu: u32) -> Result {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }

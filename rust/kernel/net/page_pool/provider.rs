@@ -4,7 +4,8 @@
 //! pages, the [`MemoryProvider`] trait, its C ops table ([`ProviderOps`]),
 //! and the parameters that install one on a receive queue ([`MpParams`]).
 //!
-//! C header: [`include/net/page_pool/memory_provider.h`](srctree/include/net/page_pool/memory_provider.h)
+//! C header:
+//! [`include/net/page_pool/memory_provider.h`](srctree/include/net/page_pool/memory_provider.h)
 
 use crate::{
     error::{

@@ -18,8 +18,6 @@ use crate::{
             Atomic,
             Release, //
         },
-        new_condvar,
-        new_mutex,
         CondVar,
         LockClassKey,
         Mutex, //
@@ -73,18 +71,32 @@ struct RunsState {
     running: usize,
 }
 
+/// The gate's lock classes and their names, each at one address: lockdep
+/// tells classes apart by the key and checks the name by its address, and
+/// `new` runs in the driver's crate when rustc inlines it there, where a
+/// string literal would be a copy of its own.
+static STATE_NAME: &CStr = c"Runs::state";
+static IDLE_NAME: &CStr = c"Runs::idle";
+// SAFETY: static memory, pinned by `Pin::static_ref` below; a static is
+// never dropped.
+static STATE_CLASS: LockClassKey = unsafe { LockClassKey::new_static() };
+// SAFETY: as for `STATE_CLASS`.
+static IDLE_CLASS: LockClassKey = unsafe { LockClassKey::new_static() };
+
 impl Runs {
     /// An open gate, no run in progress.
+    #[inline(never)]
     pub(super) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            state <- new_mutex!(
+            state <- Mutex::new(
                 RunsState {
                     closed: false,
                     running: 0,
                 },
-                "Runs::state"
+                STATE_NAME,
+                Pin::static_ref(&STATE_CLASS),
             ),
-            idle <- new_condvar!("Runs::idle"),
+            idle <- CondVar::new(IDLE_NAME, Pin::static_ref(&IDLE_CLASS)),
         })
     }
 

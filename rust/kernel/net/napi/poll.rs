@@ -176,6 +176,9 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
                     )
                 };
                 let cut = completable(bytes, queued, completed);
+                // A driver bug, said once; not a WARN: the KUnit suite
+                // makes it on purpose, and the kernel log of a test run
+                // must stay free of WARNs.
                 if cut != bytes {
                     crate::do_once_lite! {
                         crate::pr_warn!(
@@ -183,7 +186,6 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
                             bytes,
                             cut
                         );
-                        crate::warn_on!(true);
                     }
                 }
                 cut

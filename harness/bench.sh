@@ -33,10 +33,13 @@
 # guest, driver (igb_rs) and sender.
 #
 # PROFILE=1 adds the bench-profile suite to the first boot (bench_rx.sh
-# profile: each receive mode once under perf record) and its lines:
+# profile: each receive mode once under perf record, then trunc through
+# igb_rs and through the C igb) and its lines:
 #
 #   devmem-rx-profile: <mode> <n> samples/MiB: <sym> <p>%, ...
 #   devmem-rx-profile-extra: devmem over trunc <n> samples/MiB: <sym> +<n>, ...
+#   driver-rx-profile: <driver> <n> samples/MiB: <sym> <p>%, ...
+#   driver-rx-profile-extra: igb_rs over igb <n> samples/MiB: <sym> +<n>, ...
 #
 # Benchmarks report; they pass or fail only on correctness.
 
@@ -81,7 +84,7 @@ for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu; do
 done
 prof=
 if [ -n "${PROFILE:-}" ]; then
-	prof=$(grep -E '^devmem-rx-profile(-extra)?: ' "$res/bench-profile.tap" || true)
+	prof=$(grep -E '^(devmem|driver)-rx-profile(-extra)?: ' "$res/bench-profile.tap" || true)
 	[ -n "$prof" ] || die "bench-profile printed nothing; see $res/bench-profile.tap"
 	grep '^# ' "$res/bench-profile.tap" >&2 || true
 fi

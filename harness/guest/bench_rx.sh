@@ -48,9 +48,9 @@
 # bind), the two swap. The "# " lines say which CPUs took each device's
 # interrupts in each run.
 #
-# A run's CPU cost is the busy time (user, nice, system, irq, softirq
-# from /proc/stat) of each CPU from just before the sender starts to the
-# receiver's result line (printed at its last EOF, before it unbinds):
+# A run's CPU cost is the busy time (the span less the idle time the
+# kernel keeps with NO_HZ, see read_idle) of each CPU from just before
+# the sender starts to the receiver's result line (printed at its last EOF, before it unbinds):
 # the receiver's CPU per KiB received is the figure, the peer's CPU says
 # whether the sender set the pace. Prints, the median of BENCH_RX_ROUNDS
 # rounds (the modes' or drivers' order rotating from round to round; the
@@ -85,10 +85,13 @@
 # receiver's CPU, perf itself on the peer's). For each mode, the kernel and
 # user symbols with the most samples; then, per MiB received, the symbols
 # whose samples devmem has over trunc: where devmem's cost over the
-# no-copy ceiling goes.
+# no-copy ceiling goes. Then the same for trunc through each driver on the
+# drivers pass's configuration, and what igb_rs has over the C igb.
 #
 #   devmem-rx-profile: MODE N samples/MiB: SYM P%, SYM P%, ...
 #   devmem-rx-profile-extra: devmem over trunc N samples/MiB: SYM +n, SYM +n, ...
+#   driver-rx-profile: DRIVER N samples/MiB: SYM P%, SYM P%, ...
+#   driver-rx-profile-extra: igb_rs over igb N samples/MiB: SYM +n, SYM +n, ...
 #
 # The BENCH_RX_* knobs apply to every pass they are given to; without
 # them, each pass has its own defaults (below).
@@ -148,14 +151,20 @@ for f in "$BENCH" "$SEND"; do
 	}
 done
 
-# Busy ticks of every CPU since boot, BUSY[n] for CPU n, read with shell
-# builtins only: no process of ours runs on either CPU while it reads.
-declare -a BUSY=()
-read_busy() {
-	local name user nice system irq softirq
-	while read -r name user nice system _ _ irq softirq _; do
+# Idle time of every CPU since boot, in ns, IDLE[n] for CPU n (idle and
+# iowait from /proc/stat), read with shell builtins only: no process of
+# ours runs on either CPU while it reads. With NO_HZ the kernel keeps
+# idle time from the idle loop's own entry and exit times, not from ticks
+# (the busy fields are tick samples: at HZ 250 a run's few hundred
+# milliseconds of busy time would be a hundred samples, +-10% and worse);
+# /proc/stat prints it in USER_HZ units, so a reading is within one of
+# those. A CPU's busy time over a span is the span less its idle time.
+declare -a IDLE=()
+read_idle() {
+	local name idle iowait
+	while read -r name _ _ _ idle iowait _; do
 		case "$name" in
-		cpu[0-9]*) BUSY[${name#cpu}]=$((user + nice + system + irq + softirq)) ;;
+		cpu[0-9]*) IDLE[${name#cpu}]=$(((idle + iowait) * 1000000000 / HZ)) ;;
 		esac
 	done </proc/stat
 }
@@ -302,18 +311,18 @@ run() { # mode flows bytes [args...]
 	fi
 	irq0=$(irqs_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")
+	read_idle
 	t0=$EPOCHREALTIME
-	read_busy
-	b0=("${BUSY[@]}")
+	b0=("${IDLE[@]}")
 	# From the peer's CPU, the launch included.
 	taskset -c "$TX_CPU" ip netns exec ns-remote "$SEND" -a "$LOCAL_V6" -p "$PORT" \
 		-n "$n" -b "$per" >"$dir/sent" 2>&1 &
 	spid=$!
 	line=
 	read -r -t "$RUN_TIMEOUT" line <&"$rxfd"
-	read_busy
 	t1=$EPOCHREALTIME
-	b1=("${BUSY[@]}")
+	read_idle
+	b1=("${IDLE[@]}")
 	irq1=$(irqs_of "$DUT_PCI")
 	pirq1=$(irqs_of "$PEER_PCI")
 	wait "$spid"
@@ -327,9 +336,11 @@ run() { # mode flows bytes [args...]
 		*=*) RES[${kv%%=*}]=${kv#*=} ;;
 		esac
 	done
-	RX_NS=$(((b1[RX_CPU] - b0[RX_CPU]) * 1000000000 / HZ))
-	TX_NS=$(((b1[TX_CPU] - b0[TX_CPU]) * 1000000000 / HZ))
 	WIN_US=$((10#${t1/./} - 10#${t0/./}))
+	RX_NS=$((WIN_US * 1000 - (b1[RX_CPU] - b0[RX_CPU])))
+	TX_NS=$((WIN_US * 1000 - (b1[TX_CPU] - b0[TX_CPU])))
+	((RX_NS < 0)) && RX_NS=0
+	((TX_NS < 0)) && TX_NS=0
 	DUT_DELTA=$(awk -v a="$irq0" -v b="$irq1" 'BEGIN {
 		n = split(a, x); split(b, y)
 		for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? " " : ""), y[c] - x[c]
@@ -619,8 +630,110 @@ perf_syms() { # perf.data
 			if (s !~ /^(pv_native_safe_halt|native_safe_halt|default_idle|arch_cpu_idle|cpu_idle_poll|acpi_safe_halt|default_idle_call)$/)
 				print $1, s }' | sort -k1,1nr
 }
+# One profiled run: mode $2 with 1 flow, PROFILE_MB MiB, under perf
+# record on the receiver's CPU; "$1: ..." prints its top symbols as line
+# $3 and leaves the samples per MiB of each symbol in $PDIR/$1.per.
+PDIR=
+profile_run() { # label mode line
+	local label=$1 mode=$2 mib total top pid
+	taskset -c "$TX_CPU" perf record -q -C "$RX_CPU" -e cpu-clock -F 1000 \
+		-o "$PDIR/$label.data" >/dev/null 2>"$PDIR/$label.err" &
+	pid=$!
+	sleep 1
+	if ! run "$mode" 1 $((PROFILE_MB * 1024 * 1024)); then
+		kill -INT "$pid"
+		wait "$pid"
+		return 1
+	fi
+	kill -INT "$pid"
+	wait "$pid"
+	[ -s "$PDIR/$label.data" ] || {
+		log "$label: perf recorded nothing: $(cat "$PDIR/$label.err")"
+		return 1
+	}
+	mib=$((RES[bytes] / 1048576))
+	perf_syms "$PDIR/$label.data" >"$PDIR/$label.syms"
+	total=$(awk '{ t += $1 } END { print t + 0 }' "$PDIR/$label.syms")
+	[ "$total" -gt 0 ] || {
+		log "$label: no samples"
+		return 1
+	}
+	log "$label: $total busy samples over $mib MiB, CPU $RX_CPU $((RX_NS * 1024 / RES[bytes])) ns/KiB"
+	top=$(head -n 12 "$PDIR/$label.syms" | awk -v t="$total" '{
+		s = $2; for (i = 3; i <= NF; i++) s = s " " $i
+		printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), s, 100 * $1 / t }')
+	echo "$3: $label $((total / mib)) samples/MiB: $top"
+	awk -v m="$mib" '{ printf "%s %.1f\n", $2, $1 / m }' "$PDIR/$label.syms" >"$PDIR/$label.per"
+}
+
+# "line: a over b N samples/MiB: SYM +n, ...": the symbols whose samples
+# per MiB profile a has over profile b, most first.
+profile_extra() { # line a b
+	local extra total top
+	[ -s "$PDIR/$2.per" ] && [ -s "$PDIR/$3.per" ] || return 0
+	extra=$(awk 'NR == FNR { t[$1] = $2; next }
+		{ d[$1] = $2 - t[$1]; delete t[$1] }
+		END {
+			for (k in t) d[k] = -t[k]
+			for (k in d) { sum += d[k]; print d[k], k }
+			print sum, "TOTAL"
+		}' "$PDIR/$3.per" "$PDIR/$2.per" | sort -gr)
+	total=$(awk '$2 == "TOTAL" { printf "%.0f", $1 }' <<<"$extra")
+	top=$(awk '$2 != "TOTAL" && $1 > 0' <<<"$extra" | head -n 15 |
+		awk '{ printf "%s%s +%.1f", (NR > 1 ? ", " : ""), $2, $1 }')
+	echo "$1: $2 over $3 $total samples/MiB: $top"
+}
+
+# The drivers under the profiler: trunc through igb_rs and through the C
+# igb on the drivers pass's configuration (header split off, the default
+# RSS table, no rule), each after a warming run; the device ends on the
+# driver it had.
+#
+#   driver-rx-profile: DRIVER N samples/MiB: SYM P%, ...
+#   driver-rx-profile-extra: igb_rs over igb N samples/MiB: SYM +n, ...
+profile_drivers() {
+	local start drv rc=0
+	for drv in "$RUST_DRV" "$C_DRV"; do
+		[ -d "/sys/bus/pci/drivers/$drv" ] || modprobe "$drv" 2>/dev/null
+		[ -d "/sys/bus/pci/drivers/$drv" ] || {
+			log "no $drv driver in this kernel"
+			return 1
+		}
+	done
+	DEV_ARGS=()
+	setup_common || {
+		teardown_common
+		return 1
+	}
+	start=$(driver_now)
+	NIC_PCI=$(basename "$DUT_PCI")
+	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
+	if [ "$SPLIT_WAS" = enabled ]; then
+		python3 "$RINGS" "$NETIF" split off || {
+			teardown_common
+			return 1
+		}
+	fi
+	for drv in "$RUST_DRV" "$C_DRV"; do
+		if ! bind_driver "$drv"; then
+			log "could not bind the 82576 to $drv"
+			rc=1
+			continue
+		fi
+		check_driver "$drv"
+		profile_run "$drv" trunc driver-rx-profile || rc=1
+	done
+	profile_extra driver-rx-profile-extra "$RUST_DRV" "$C_DRV"
+	bind_driver "${start:-$RUST_DRV}" || rc=1
+	if [ "$SPLIT_WAS" = enabled ]; then
+		python3 "$RINGS" "$NETIF" split on || rc=1
+	fi
+	teardown_common || rc=1
+	return $rc
+}
+
 profile_pass() {
-	local mode mib dir total top pid extra
+	local mode
 	command -v perf >/dev/null || {
 		log "no perf in the guest: make setup installs linux-perf"
 		return 1
@@ -630,7 +743,7 @@ profile_pass() {
 		teardown
 		return 1
 	fi
-	dir=$(mktemp -d)
+	PDIR=$(mktemp -d)
 	# Symbols for what perf samples in the kernel.
 	echo 0 >/proc/sys/kernel/kptr_restrict
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
@@ -641,53 +754,12 @@ profile_pass() {
 	# the 82576 interrupts.
 	run trunc 1 $((CHECK_MB * 1024 * 1024)) && pick_cpus
 	for mode in $MODES; do
-		taskset -c "$TX_CPU" perf record -q -C "$RX_CPU" -e cpu-clock -F 1000 \
-			-o "$dir/$mode.data" >/dev/null 2>"$dir/$mode.err" &
-		pid=$!
-		sleep 1
-		if ! run "$mode" 1 $((PROFILE_MB * 1024 * 1024)); then
-			kill -INT "$pid"
-			wait "$pid"
-			fail=1
-			continue
-		fi
-		kill -INT "$pid"
-		wait "$pid"
-		[ -s "$dir/$mode.data" ] || {
-			log "$mode: perf recorded nothing: $(cat "$dir/$mode.err")"
-			fail=1
-			continue
-		}
-		mib=$((RES[bytes] / 1048576))
-		perf_syms "$dir/$mode.data" >"$dir/$mode.syms"
-		total=$(awk '{ t += $1 } END { print t + 0 }' "$dir/$mode.syms")
-		[ "$total" -gt 0 ] || {
-			log "$mode: no samples"
-			fail=1
-			continue
-		}
-		log "$mode: $total busy samples over $mib MiB, CPU $RX_CPU $((RX_NS * 1024 / RES[bytes])) ns/KiB"
-		top=$(head -n 12 "$dir/$mode.syms" | awk -v t="$total" '{
-			s = $2; for (i = 3; i <= NF; i++) s = s " " $i
-			printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), s, 100 * $1 / t }')
-		echo "devmem-rx-profile: $mode $((total / mib)) samples/MiB: $top"
-		awk -v m="$mib" '{ printf "%s %.1f\n", $2, $1 / m }' "$dir/$mode.syms" >"$dir/$mode.per"
+		profile_run "$mode" "$mode" devmem-rx-profile || fail=1
 	done
-	if [ -s "$dir/devmem.per" ] && [ -s "$dir/trunc.per" ]; then
-		extra=$(awk 'NR == FNR { t[$1] = $2; next }
-			{ d[$1] = $2 - t[$1]; delete t[$1] }
-			END {
-				for (k in t) d[k] = -t[k]
-				for (k in d) { sum += d[k]; print d[k], k }
-				print sum, "TOTAL"
-			}' "$dir/trunc.per" "$dir/devmem.per" | sort -gr)
-		total=$(awk '$2 == "TOTAL" { printf "%.0f", $1 }' <<<"$extra")
-		top=$(awk '$2 != "TOTAL" && $1 > 0' <<<"$extra" | head -n 15 |
-			awk '{ printf "%s%s +%.1f", (NR > 1 ? ", " : ""), $2, $1 }')
-		echo "devmem-rx-profile-extra: devmem over trunc $total samples/MiB: $top"
-	fi
-	rm -rf "$dir"
+	profile_extra devmem-rx-profile-extra devmem trunc
 	teardown || fail=1
+	profile_drivers || fail=1
+	rm -rf "$PDIR"
 }
 
 # This script's own processes (the sender's launch, the readings between

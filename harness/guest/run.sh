@@ -22,8 +22,10 @@
 # kernel's, whose checkers do the detecting), demo, bench-net (throughput:
 # igb_rs vs igb), bench-rx (devmem receive: the receiver's CPU per KiB
 # for devmem, copy and MSG_TRUNC, and the peer's, at MTU 1500 and 9000;
-# then igb_rs against the C igb), bench-profile (where devmem receive's
-# CPU goes: perf profiles of each receive mode), bench-tx (devmem TX
+# then igb_rs against the C igb; bench-rx-standard, -jumbo and -drivers
+# run one of its passes), bench-profile (where devmem receive's CPU goes,
+# and igb_rs's against the C igb's: perf profiles of each receive mode
+# and of each driver), bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
@@ -479,6 +481,8 @@ for suite in "$@"; do
 	demo) "$(dirname "$0")/demo.sh" ;;
 	bench-net) "$(dirname "$0")/bench_net.sh" ;;
 	bench-rx) "$(dirname "$0")/bench_rx.sh" ;;
+	# One pass of it: bench-rx-standard, -jumbo, -drivers.
+	bench-rx-*) "$(dirname "$0")/bench_rx.sh" "${suite#bench-rx-}" ;;
 	bench-profile) "$(dirname "$0")/bench_rx.sh" profile ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;

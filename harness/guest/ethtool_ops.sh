@@ -4,7 +4,7 @@
 # Interrupt moderation and flow control of the device under test, run in
 # the guest by run.sh (suite nic-ethtool) with the topology wired and
 # NETIF etc. exported: `ethtool -c/-C` within the range of the 82576's
-# EITR, `ethtool -a/-A` with pause autonegotiation and forced modes, and
+# EITR and adaptive moderation, `ethtool -a/-A` with pause autonegotiation and forced modes, and
 # the link the driver's watchdog reports after each change. Puts back the
 # settings it found. Prints TAP.
 
@@ -46,6 +46,11 @@ fails_with() { # message command...
 	}
 }
 
+# rx-usecs and adaptive-rx, as "3/on".
+coalesce_state() {
+	echo "$(field -c rx-usecs)/$(ethtool -c "$NETIF" 2>/dev/null | awk '/^Adaptive RX:/ { print $3; exit }')"
+}
+
 # Pause autonegotiation, receive and transmit, as "on/on/off".
 pause_state() {
 	echo "$(field -a Autonegotiate)/$(field -a RX)/$(field -a TX)"
@@ -77,25 +82,35 @@ logged_link_up() { # marker
 }
 
 echo "TAP version 13"
-echo "1..25"
+echo "1..33"
 usecs=$(field -c rx-usecs)
 pause_an=$(field -a Autonegotiate)
 pause_rx=$(field -a RX)
 pause_tx=$(field -a TX)
 
-t "rx-usecs 49 by default (EITR 196, the C igb's 20k/s)" is 49 field -c rx-usecs
+t "rx-usecs 3 by default: adaptive, conservative, as the C igb" is 3/on coalesce_state
+t "traffic with adaptive moderation" ping -c 5 -i 0.2 -W 2 "$REMOTE_V4"
 t "rx-usecs 100 taken" ethtool -C "$NETIF" rx-usecs 100
-t "rx-usecs reads 100" is 100 field -c rx-usecs
+t "reads rx-usecs 100, adaptive-rx off" is 100/off coalesce_state
 t "traffic with rx-usecs 100" ping -c 5 -i 0.2 -W 2 "$REMOTE_V4"
+t "adaptive-rx on taken" ethtool -C "$NETIF" adaptive-rx on
+t "reads rx-usecs 3 (conservative), adaptive-rx on" is 3/on coalesce_state
+t "adaptive-rx off taken" ethtool -C "$NETIF" adaptive-rx off
+t "reads rx-usecs 49 (EITR 196, the C igb's 20k/s), adaptive-rx off" is 49/off coalesce_state
+t "rx-usecs 1 taken: adaptive, down to short intervals" ethtool -C "$NETIF" rx-usecs 1
+t "reads rx-usecs 1, adaptive-rx on" is 1/on coalesce_state
+t "traffic with rx-usecs 1" ping -c 5 -i 0.2 -W 2 "$REMOTE_V4"
 t "rx-usecs 0 (no moderation) taken" ethtool -C "$NETIF" rx-usecs 0
-t "rx-usecs 2 refused: adaptive modes" \
-	fails_with "adaptive moderation" ethtool -C "$NETIF" rx-usecs 2
-t "rx-usecs 5 refused" fails_with "0 or 10 to 8191" ethtool -C "$NETIF" rx-usecs 5
-t "rx-usecs 9000 refused" fails_with "0 or 10 to 8191" ethtool -C "$NETIF" rx-usecs 9000
-t "adaptive-rx on refused" fails_with "adaptive" ethtool -C "$NETIF" adaptive-rx on
+t "rx-usecs 2 refused: no mode" fails_with "0, 1 or 3 (adaptive), or 10 to 8191" \
+	ethtool -C "$NETIF" rx-usecs 2
+t "rx-usecs 5 refused" fails_with "0, 1 or 3 (adaptive), or 10 to 8191" ethtool -C "$NETIF" rx-usecs 5
+t "rx-usecs 9000 refused" fails_with "0, 1 or 3 (adaptive), or 10 to 8191" \
+	ethtool -C "$NETIF" rx-usecs 9000
+t "adaptive-rx on with an interval refused" fails_with "takes rx-usecs 1 or 3" \
+	ethtool -C "$NETIF" adaptive-rx on rx-usecs 100
 t "tx-usecs refused: the pair shares its vector" \
 	fails_with "unsupported parameter" ethtool -C "$NETIF" tx-usecs 10
-t "a refused value changed nothing" is 0 field -c rx-usecs
+t "a refused value changed nothing" is 0/off coalesce_state
 t "rx-usecs back to $usecs" ethtool -C "$NETIF" rx-usecs "$usecs"
 
 t "pause autonegotiation on, both ways (QEMU's NVM and PHY ask for both)" \

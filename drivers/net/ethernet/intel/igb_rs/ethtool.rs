@@ -236,9 +236,10 @@ impl ethtool::Ops for Nic {
         ethtool::CoalesceParams::RX_USECS.with(ethtool::CoalesceParams::USE_ADAPTIVE_RX);
 
     fn coalesce(dev: &Device<Self>) -> ethtool::Coalesce {
+        let usecs = dev.data().itr_usecs.load(Relaxed);
         ethtool::Coalesce {
-            rx_usecs: dev.data().itr_usecs.load(Relaxed),
-            use_adaptive_rx: false,
+            rx_usecs: usecs,
+            use_adaptive_rx: hw::itr_adaptive(usecs),
         }
     }
 
@@ -246,20 +247,39 @@ impl ethtool::Ops for Nic {
         // The transmit queue of a pair interrupts on its receive queue's
         // vector: there is no tx-usecs of its own, and the core refuses
         // one (not in SUPPORTED_COALESCE).
-        if c.use_adaptive_rx {
-            extack.set_msg(c"igb_rs: adaptive moderation is not supported");
+        let nic = dev.data();
+        let now = nic.itr_usecs.load(Relaxed);
+        // rx-usecs 1 and 3 are adaptive moderation, as in the C igb;
+        // adaptive-rx says the same. The core hands over the request
+        // merged with what `coalesce` reads: adaptive-rx differs from it
+        // only when the request changes it.
+        let usecs = if c.use_adaptive_rx == hw::itr_adaptive(now) {
+            // rx-usecs alone (1 and 3 adaptive), or nothing, changed.
+            c.rx_usecs
+        } else if c.use_adaptive_rx && (c.rx_usecs == now || hw::itr_adaptive(c.rx_usecs)) {
+            // adaptive-rx on: conservative, unless rx-usecs 1 came with it.
+            if hw::itr_adaptive(c.rx_usecs) {
+                c.rx_usecs
+            } else {
+                hw::ITR_DEFAULT
+            }
+        } else if !c.use_adaptive_rx && c.rx_usecs == now {
+            // adaptive-rx off: the interval the conservative mode starts
+            // its range at.
+            hw::ITR_FIXED_USECS
+        } else if c.use_adaptive_rx {
+            extack.set_msg(c"igb_rs: adaptive-rx on takes rx-usecs 1 or 3, not an interval");
             return Err(EINVAL);
-        }
-        hw::itr_check(c.rx_usecs).map_err(|msg| {
+        } else {
+            extack.set_msg(c"igb_rs: rx-usecs 1 and 3 are adaptive, not with adaptive-rx off");
+            return Err(EINVAL);
+        };
+        hw::itr_check(usecs).map_err(|msg| {
             extack.set_msg(msg);
             EINVAL
         })?;
-        let nic = dev.data();
-        nic.itr_usecs.store(c.rx_usecs, Relaxed);
-        if dev.is_running() {
-            // Takes effect at the vector's next interrupt.
-            nic.set_itr(c.rx_usecs);
-        }
+        // The queues' polls program it at their next interrupt.
+        nic.itr_usecs.store(usecs, Relaxed);
         Ok(())
     }
 

@@ -1683,30 +1683,80 @@ mod tests {
     #[test]
     fn eitr_holds_the_interval_in_microseconds() -> Result {
         let m = Model::silicon()?;
-        hw::set_itr(&m, [1, 2], hw::ITR_DEFAULT_USECS);
+        m.wr(eitr(1), hw::eitr_value(hw::ITR_FIXED_USECS));
         // 49 µs is the C igb's 20k interrupts/s value, 196.
         assert_eq!(m.peek(eitr(1)), 196 | EITR_CNT_IGNR);
-        assert_eq!(m.peek(eitr(2)), 196 | EITR_CNT_IGNR);
         // Other vectors are left alone.
         assert_eq!(m.peek(eitr(0)), 0);
-        hw::set_itr(&m, [1], 100);
-        assert_eq!(m.peek(eitr(1)) & EITR_INTERVAL_MASK, 400);
+        assert_eq!(hw::eitr_value(100) & EITR_INTERVAL_MASK, 400);
+        // Adaptive moderation starts at C's IGB_START_ITR, 648.
+        assert_eq!(
+            hw::eitr_value(hw::itr_start(hw::ITR_DEFAULT)),
+            648 | EITR_CNT_IGNR
+        );
+        assert_eq!(hw::itr_start(100), 100);
         // The longest interval fills the field; 0 writes the shortest.
         assert_eq!(hw::eitr_value(hw::ITR_MAX_USECS), 0x7ffc | EITR_CNT_IGNR);
         assert_eq!(hw::eitr_value(0), 4 | EITR_CNT_IGNR);
+        assert!(m.clean());
         Ok(())
     }
 
     #[test]
     fn itr_range_is_checked() {
-        for ok in [0, 10, 49, 1000, 8191] {
+        for ok in [0, 1, 3, 10, 49, 1000, 8191] {
             assert!(hw::itr_check(ok).is_ok());
         }
-        // Adaptive modes of C, C's gap below 10 µs, and what the field
-        // cannot hold (C's 10000 would wrap to 1808 µs).
-        for bad in [1, 2, 3, 4, 9, 8192, 10000, u32::MAX] {
+        // C's gap below 10 µs (2 is no mode), and what the field cannot
+        // hold (C's 10000 would wrap to 1808 µs).
+        for bad in [2, 4, 9, 8192, 10000, u32::MAX] {
             assert!(hw::itr_check(bad).is_err());
         }
+        assert!(hw::itr_adaptive(1) && hw::itr_adaptive(3) && hw::itr_adaptive(hw::ITR_DEFAULT));
+        for fixed in [0, 10, 49] {
+            assert!(!hw::itr_adaptive(fixed));
+        }
+    }
+
+    // Adaptive moderation, as the C igb's policy for vectors of their own:
+    // the interval in the register is the mean frame on the wire (24
+    // bytes more) over 2, or over 3 from 300 to 1200 bytes, in whole µs.
+
+    /// `frames` of `len` bytes received, `acks` of `ack_len` sent.
+    fn load(frames: u64, len: u64, acks: u64, ack_len: u64) -> hw::ItrLoad {
+        hw::ItrLoad {
+            rx: (frames * len, frames),
+            tx: (acks * ack_len, acks),
+        }
+    }
+
+    #[test]
+    fn adaptive_itr_follows_the_frames() {
+        let (c, a) = (hw::ITR_ADAPTIVE_CONSERVATIVE, hw::ITR_ADAPTIVE);
+        // A stream of full frames, its acknowledgements back: (1514 + 24) / 2
+        // = 769 in the register, 192 µs.
+        assert_eq!(hw::itr_adapt(c, 1000, load(40, 1514, 20, 66)), Some(192));
+        // Mid-size frames: 600 + 24 over 3 = 208, 52 µs.
+        assert_eq!(hw::itr_adapt(c, 1000, load(10, 600, 0, 0)), Some(52));
+        // Small frames: conservative stops at 49 µs; the other mode goes
+        // down to (64 + 24) / 2 = 44, 11 µs.
+        assert_eq!(
+            hw::itr_adapt(c, 1000, load(10, 64, 10, 64)),
+            Some(hw::ITR_FIXED_USECS)
+        );
+        assert_eq!(hw::itr_adapt(a, 1000, load(10, 64, 10, 64)), Some(11));
+        // Jumbo frames count as 3000 bytes: 1500, 375 µs.
+        assert_eq!(hw::itr_adapt(c, 1000, load(4, 9014, 2, 66)), Some(375));
+        // The larger of the two directions: a sender of full frames that
+        // gets acknowledgements.
+        assert_eq!(hw::itr_adapt(a, 1000, load(20, 66, 40, 1514)), Some(192));
+        // Nothing since the last choice: the interval stays.
+        assert_eq!(hw::itr_adapt(c, 1000, hw::ItrLoad::default()), None);
+        // Below 1000 Mb/s: about 4000 interrupts a second, 245 µs.
+        assert_eq!(hw::itr_adapt(a, 100, load(10, 64, 0, 0)), Some(245));
+        // Every choice fits the field.
+        let huge = load(1, u64::MAX, 1, u64::MAX);
+        assert!(hw::itr_adapt(a, 1000, huge).is_some_and(|u| u <= hw::ITR_MAX_USECS));
     }
 
     #[test]

@@ -161,9 +161,13 @@ pub(crate) struct Nic {
     pub(crate) drops: hw::Drops<QUEUES>,
     /// The longest frame received, from the MTU (RLPML).
     max_frame: Atomic<u32>,
-    /// The shortest interval between a queue vector's interrupts, µs
-    /// (`ethtool -C rx-usecs`).
+    /// The shortest interval between a queue vector's interrupts, µs, or
+    /// adaptive moderation (1 and 3, `hw::itr_adaptive`): `ethtool -C
+    /// rx-usecs`.
     pub(crate) itr_usecs: Atomic<u32>,
+    /// The link's speed, Mb/s, for adaptive moderation: set by the
+    /// watchdog when the link comes up.
+    pub(crate) link_mbps: Atomic<u32>,
     /// The watchdog: link changes and speed, transmit work stuck behind a
     /// lost link, hung transmit rings, the drop counters; every 2 s and on
     /// a link interrupt, while the device is up (`watchdog_on`).
@@ -220,7 +224,8 @@ impl Nic {
             pause_tx: Atomic::new(0),
             drops: hw::Drops::new(),
             max_frame: Atomic::new(max_frame(1500)),
-            itr_usecs: Atomic::new(hw::ITR_DEFAULT_USECS),
+            itr_usecs: Atomic::new(hw::ITR_DEFAULT),
+            link_mbps: Atomic::new(1000),
             watchdog <- DeviceWork::new(
                 c"igb_rs::watchdog",
                 kernel::sync::static_lock_class!(),
@@ -318,10 +323,15 @@ impl Nic {
         fc
     }
 
-    /// Gives the vectors of the pairs in use an interval of `usecs`
-    /// between interrupts.
+    /// Gives the vectors of the pairs in use the interval they start with
+    /// under rx-usecs `usecs`. Their NAPI instances are off: while they
+    /// run, their polls alone write the intervals.
     pub(crate) fn set_itr(&self, usecs: u32) {
-        hw::set_itr(self, self.active().iter().map(QueuePair::vector), usecs);
+        let start = hw::itr_start(usecs);
+        for q in self.active() {
+            q.reset_itr();
+            q.set_itr(self, start);
+        }
     }
 
     /// The queue pairs in use.
@@ -345,8 +355,8 @@ impl Nic {
             let v = q.vector() | IVAR_VALID;
             self.wr(IVAR0 + 4 * q.idx, v | v << 8);
         }
-        // Moderate: a vector fires at most every 49 µs by default (about
-        // 200 µs in QEMU), so one poll takes a batch of frames.
+        // Moderate, so that one poll takes a batch of frames: adaptive by
+        // default, from 162 µs, each poll choosing the next interval.
         self.set_itr(self.itr_usecs.load(Relaxed));
         hw::take_control(self);
         self.configure_fc();

@@ -86,6 +86,12 @@ pub(crate) struct QueuePair {
     pub(crate) tso_bytes: Atomic<u64>,
     pub(crate) tso_wire_packets: Atomic<u64>,
     pub(crate) tso_wire_bytes: Atomic<u64>,
+    /// The interval between the vector's interrupts now, µs: written by
+    /// `Nic::set_itr` while the pair's NAPI is off, and by its poll.
+    itr: Atomic<u32>,
+    /// The vector's frames since its poll last chose the interval
+    /// (adaptive moderation): bytes and frames received, then sent.
+    itr_load: [Atomic<u64>; 4],
 }
 
 impl QueuePair {
@@ -113,6 +119,8 @@ impl QueuePair {
             tso_bytes: Atomic::new(0),
             tso_wire_packets: Atomic::new(0),
             tso_wire_bytes: Atomic::new(0),
+            itr: Atomic::new(u32::MAX),
+            itr_load: [const { Atomic::new(0) }; 4],
         })
     }
 
@@ -124,6 +132,53 @@ impl QueuePair {
 
     pub(crate) fn eims(&self) -> u32 {
         1 << self.vector()
+    }
+
+    /// Gives the pair's vector an interval of `usecs` between interrupts,
+    /// unless it has it.
+    pub(crate) fn set_itr(&self, nic: &Nic, usecs: u32) {
+        if self.itr.xchg(usecs, Relaxed) != usecs {
+            nic.wr(eitr(self.vector()), hw::eitr_value(usecs));
+        }
+    }
+
+    /// Forgets the load adaptive moderation counted, and the interval, so
+    /// that `set_itr` writes the next one whatever it is.
+    pub(crate) fn reset_itr(&self) {
+        self.itr.store(u32::MAX, Relaxed);
+        for c in &self.itr_load {
+            c.store(0, Relaxed);
+        }
+    }
+
+    /// Counts a poll's frames for adaptive moderation: `rx` and `tx` are
+    /// bytes and frames received and sent.
+    fn count_itr_load(&self, rx: (u64, u64), tx: (u64, u64)) {
+        for (c, n) in self.itr_load.iter().zip([rx.0, rx.1, tx.0, tx.1]) {
+            if n > 0 {
+                c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+            }
+        }
+    }
+
+    /// At the end of a poll that re-enables the vector: the interval the
+    /// next interrupts get, from `ethtool -C rx-usecs` and, adaptive, from
+    /// the frames since the last choice.
+    fn update_itr(&self, nic: &Nic) {
+        let setting = nic.itr_usecs.load(Relaxed);
+        if !hw::itr_adaptive(setting) {
+            self.set_itr(nic, setting);
+            return;
+        }
+        let [rb, rf, tb, tf] =
+            [0, 1, 2, 3].map(|i| self.itr_load.get(i).map_or(0, |c| c.xchg(0, Relaxed)));
+        let load = hw::ItrLoad {
+            rx: (rb, rf),
+            tx: (tb, tf),
+        };
+        if let Some(usecs) = hw::itr_adapt(setting, nic.link_mbps.load(Relaxed), load) {
+            self.set_itr(nic, usecs);
+        }
     }
 
     /// The pair's receive counters, with the frames its queue dropped for
@@ -193,8 +248,8 @@ impl QueuePair {
     /// byte queue limits: from the pair's poll `napi` at once, with what
     /// was freed before outside it; from `start_xmit` or the watchdog (no
     /// `napi`) through the poll, scheduled here, which alone tells a
-    /// queue's completions. Returns whether frames were freed: from the
-    /// poll, by it or outside it since its last run, so that the poll
+    /// queue's completions. Returns the frames freed and their bytes: from
+    /// the poll, by it or outside it since its last run, so that the poll
     /// wakes a queue stopped for room that the watchdog made. `dev` is the
     /// device, which the ring's mappings are undone for.
     pub(crate) fn complete_tx(
@@ -202,7 +257,7 @@ impl QueuePair {
         dev: &kernel::device::Device<Bound>,
         tx: &mut TxRing,
         napi: Option<&NapiPoll<'_, Self>>,
-    ) -> bool {
+    ) -> (u32, u32) {
         let (frames, bytes) = tx.clean(dev, napi);
         match napi {
             Some(napi) => {
@@ -211,26 +266,28 @@ impl QueuePair {
                 if f > 0 {
                     napi.tx_completed(f, b);
                 }
-                f > 0
+                (f, b)
             }
-            None if frames > 0 => {
-                tx.defer_completions(frames, bytes);
-                self.napi.schedule();
-                true
+            None => {
+                if frames > 0 {
+                    tx.defer_completions(frames, bytes);
+                    self.napi.schedule();
+                }
+                (frames, bytes)
             }
-            None => false,
         }
     }
 
-    fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) {
+    /// Frees what the device sent, in the pair's poll; returns the bytes
+    /// and frames sent since the last poll.
+    fn clean_tx(&self, dev: &Device<Nic>, napi: &NapiPoll<'_, Self>) -> (u64, u64) {
         let mut tx = self.tx.lock();
-        if self.complete_tx(dev.parent(), &mut tx, Some(napi))
-            && dev.queue_stopped(self.txq())
-            && tx.unused() >= ring::TX_FRAME_MAX
-        {
+        let (frames, bytes) = self.complete_tx(dev.parent(), &mut tx, Some(napi));
+        if frames > 0 && dev.queue_stopped(self.txq()) && tx.unused() >= ring::TX_FRAME_MAX {
             dev.wake_queue(self.txq());
             self.tx_wakes.add(1, Relaxed);
         }
+        (u64::from(bytes), u64::from(frames))
     }
 }
 
@@ -241,7 +298,7 @@ impl Poll for QueuePair {
         let dev = napi.dev();
         let nic = dev.data();
         let budget = napi.budget();
-        this.clean_tx(dev, &napi);
+        let sent = this.clean_tx(dev, &napi);
         let Some(mut rx) = napi.rx() else {
             // Netpoll, for transmit completions only: the ring and its
             // pools are left to the next poll with a budget.
@@ -264,6 +321,7 @@ impl Poll for QueuePair {
         this.rx_bytes.add(done.bytes, Relaxed);
         this.rx_dropped.add(done.dropped, Relaxed);
         this.rx_alloc_fail.add(done.alloc_fail, Relaxed);
+        this.count_itr_load((done.bytes, done.packets), sent);
         if done.starved {
             // No buffer to receive into, so no interrupt will come: poll
             // until the pool has memory again.
@@ -272,6 +330,7 @@ impl Poll for QueuePair {
         // CAST: at most `budget`.
         let work = done.packets as i32 + done.dropped as i32;
         if work < budget && napi.complete_done(work) {
+            this.update_itr(nic);
             nic.wr(EIMS, this.eims());
         }
         work.min(budget)

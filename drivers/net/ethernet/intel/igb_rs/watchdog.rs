@@ -49,6 +49,7 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
             nic.link_up_fc();
         } else if link && !had_carrier {
             let (speed, full) = hw::link_speed_duplex(status);
+            nic.link_mbps.store(speed, Relaxed);
             let fc = nic.link_up_fc();
             dev_info!(
                 nic.pdev,

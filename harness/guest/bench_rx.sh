@@ -533,43 +533,68 @@ check_driver() { # driver
 	pick_cpus
 }
 
-# The drivers pass: igb_rs and the C igb, the device rebound between them.
-drivers_pass() {
-	local start drv r i n sfx mode busy
-	local -a drivers=("$RUST_DRV" "$C_DRV")
-	for drv in "${drivers[@]}"; do
+# The configuration the drivers take, both: the two drivers loaded, the
+# pass's MTU, header split off (the C igb has none). Sets START, the
+# driver the 82576 had, and NIC_PCI, rebind's device whatever the
+# interface is called by then.
+START=
+drivers_setup() {
+	local drv
+	for drv in "$RUST_DRV" "$C_DRV"; do
 		[ -d "/sys/bus/pci/drivers/$drv" ] || modprobe "$drv" 2>/dev/null
 		[ -d "/sys/bus/pci/drivers/$drv" ] || {
 			log "no $drv driver in this kernel"
 			return 1
 		}
 	done
-	mode=$MODES
 	if ! setup_common; then
 		log "could not configure $NETIF for the benchmark"
 		teardown_common
 		return 1
 	fi
-	start=$(driver_now)
-	# rebind's device, whatever the interface is called by then.
+	START=$(driver_now)
 	NIC_PCI=$(basename "$DUT_PCI")
 	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
 	if [ "$SPLIT_WAS" = enabled ]; then
-		# The C igb has no header split: neither driver splits here.
 		python3 "$RINGS" "$NETIF" split off || {
 			log "could not turn header split off on $NETIF"
 			teardown_common
 			return 1
 		}
 	fi
+}
+
+# Back on the driver drivers_setup found, as it was.
+drivers_teardown() {
+	local rc=0
+	if ! bind_driver "${START:-$RUST_DRV}"; then
+		log "could not bind the 82576 back to ${START:-$RUST_DRV}"
+		rc=1
+	fi
+	if [ "$SPLIT_WAS" = enabled ]; then
+		python3 "$RINGS" "$NETIF" split on || {
+			log "$NETIF: header split not back on"
+			rc=1
+		}
+	fi
+	teardown_common || rc=1
+	return $rc
+}
+
+# The drivers pass: igb_rs and the C igb, the device rebound between them.
+drivers_pass() {
+	local drv r i n sfx mode busy
+	local -a drivers=("$RUST_DRV" "$C_DRV")
+	mode=$MODES
+	drivers_setup || return 1
 	# Header split off restarted the queues: give the link a moment.
 	if ! { wait_carrier "$NETIF" && ping -6 -c 3 -i 0.5 -W 5 "$REMOTE_V6" >/dev/null; }; then
 		log "$NETIF: no carrier, or no answer from $REMOTE_V6, after header split went off"
 		fail=1
 	fi
 	place_irqs $RX_CPU $TX_CPU
-	log "$NETIF on $start: header split off, the default RSS table, MTU $MTU; mode $mode"
-	check_driver "$start"
+	log "$NETIF on $START: header split off, the default RSS table, MTU $MTU; mode $mode"
+	check_driver "$START"
 
 	# Round r runs the drivers in the order rotated by r - 1: with two,
 	# round r + 1 starts on the driver round r ended on.
@@ -594,15 +619,7 @@ drivers_pass() {
 		done
 	done
 
-	# Back on the driver the pass started with, as it was.
-	if ! bind_driver "${start:-$RUST_DRV}"; then
-		log "could not bind the 82576 back to ${start:-$RUST_DRV}"
-		fail=1
-	fi
-	if [ "$SPLIT_WAS" = enabled ]; then
-		python3 "$RINGS" "$NETIF" split on || { log "$NETIF: header split not back on"; fail=1; }
-	fi
-	teardown_common || fail=1
+	drivers_teardown || fail=1
 
 	for n in $FLOWS; do
 		sfx=
@@ -692,28 +709,9 @@ profile_extra() { # line a b
 #   driver-rx-profile: DRIVER N samples/MiB: SYM P%, ...
 #   driver-rx-profile-extra: igb_rs over igb N samples/MiB: SYM +n, ...
 profile_drivers() {
-	local start drv rc=0
-	for drv in "$RUST_DRV" "$C_DRV"; do
-		[ -d "/sys/bus/pci/drivers/$drv" ] || modprobe "$drv" 2>/dev/null
-		[ -d "/sys/bus/pci/drivers/$drv" ] || {
-			log "no $drv driver in this kernel"
-			return 1
-		}
-	done
+	local drv rc=0
 	DEV_ARGS=()
-	setup_common || {
-		teardown_common
-		return 1
-	}
-	start=$(driver_now)
-	NIC_PCI=$(basename "$DUT_PCI")
-	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
-	if [ "$SPLIT_WAS" = enabled ]; then
-		python3 "$RINGS" "$NETIF" split off || {
-			teardown_common
-			return 1
-		}
-	fi
+	drivers_setup || return 1
 	for drv in "$RUST_DRV" "$C_DRV"; do
 		if ! bind_driver "$drv"; then
 			log "could not bind the 82576 to $drv"
@@ -724,11 +722,7 @@ profile_drivers() {
 		profile_run "$drv" trunc driver-rx-profile || rc=1
 	done
 	profile_extra driver-rx-profile-extra "$RUST_DRV" "$C_DRV"
-	bind_driver "${start:-$RUST_DRV}" || rc=1
-	if [ "$SPLIT_WAS" = enabled ]; then
-		python3 "$RINGS" "$NETIF" split on || rc=1
-	fi
-	teardown_common || rc=1
+	drivers_teardown || rc=1
 	return $rc
 }
 

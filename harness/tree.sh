@@ -10,6 +10,15 @@
 # kernel paths (files of this repository, the overlay) that the same commit
 # adds. Every overlay file is claimed by exactly one entry.
 #
+# The overlay holds each file's final content. A later entry's patch may
+# edit an overlay file an earlier entry added (a driver grows in steps):
+# the earlier commit then adds the file as it was before those edits, the
+# overlay's content with the later patches' hunks for it undone (git apply
+# -R, the last entry first), and each later commit applies its own. So a
+# change to such a file in the overlay lands in the entry that adds it,
+# and the later patches must still apply around it; at the end the tree
+# must hold the overlay's content, or the series is refused.
+#
 # The commits are built with git plumbing on a private index, so the work
 # tree is only touched by the final checkout, which rewrites just the files
 # whose content changed: the kernel build stays incremental.
@@ -61,10 +70,47 @@ export GIT_INDEX_FILE=$index
 parent=$(git_k rev-parse "$BASE_REF^{commit}")
 git_k read-tree "$parent"
 
-declare -A claimed=()
-while read -r entry; do
+mapfile -t entries < <(series_entries)
+declare -A is_overlay=()
+while read -r f; do
+	[ -n "$f" ] && is_overlay[$f]=1
+done < <(overlay_files)
+
+# The overlay files later patches edit, as each commit that adds one has
+# it: undo the edits in $stage, the last entry first.
+stage=$msgdir/stage
+mkdir -p "$stage"
+declare -A staged=()
+for ((i = ${#entries[@]} - 1; i >= 0; i--)); do
+	entry=${entries[i]}
 	patch=$PATCH_DIR/$entry
 	[ -f "$patch" ] || die "patches/series names $entry, which does not exist"
+	git_k mailinfo "$msgdir/msg" "$msgdir/diff" <"$patch" >/dev/null ||
+		die "$entry is not in git format-patch form"
+	inc=()
+	while read -r f; do
+		[ -n "${is_overlay[$f]:-}" ] || continue
+		if [ -z "${staged[$f]:-}" ]; then
+			mkdir -p "$stage/${f%/*}"
+			cp "$TOP_DIR/$f" "$stage/$f"
+			staged[$f]=$entry
+		fi
+		inc+=("--include=$f")
+	done < <(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$msgdir/diff")
+	[ ${#inc[@]} -gt 0 ] || continue
+	# Outside any repository (the cache may be in one): paths are the
+	# stage's.
+	if ! out=$(cd "$stage" && unset GIT_INDEX_FILE &&
+		GIT_CEILING_DIRECTORIES=${stage%/*} git apply -R "${inc[@]}" "$msgdir/diff" 2>&1); then
+		printf '%s\n' "$out" >&2
+		die "patches/$entry's edits of overlay files do not undo from the overlay's content: the overlay changed where $entry edits; refresh its hunks (above)"
+	fi
+done
+
+declare -A claimed=()
+while read -r entry; do
+	[ -n "$entry" ] || continue
+	patch=$PATCH_DIR/$entry
 	git_k mailinfo "$msgdir/msg" "$msgdir/diff" <"$patch" >"$msgdir/info" ||
 		die "$entry is not in git format-patch form"
 	subject=$(sed -n 's/^Subject: //p' "$msgdir/info")
@@ -92,7 +138,9 @@ while read -r entry; do
 			claimed[$f]=$entry
 			mode=100644
 			[ -x "$TOP_DIR/$f" ] && mode=100755
-			blob=$(git_k hash-object -w --path="$f" "$TOP_DIR/$f")
+			src=$TOP_DIR/$f
+			[ -z "${staged[$f]:-}" ] || src=$stage/$f
+			blob=$(git_k hash-object -w --path="$f" "$src")
 			git_k update-index --add --cacheinfo "$mode,$blob,$f"
 		done <"$list"
 	fi
@@ -109,7 +157,12 @@ while read -r entry; do
 		GIT_COMMITTER_NAME=${author:-devmem-rs} GIT_COMMITTER_EMAIL=${email:-devmem-rs@localhost} \
 		GIT_AUTHOR_DATE=${date:-} GIT_COMMITTER_DATE=${date:-} \
 		git_k commit-tree "$tree" -p "$parent" -F "$msgdir/commit")
-done < <(series_entries)
+done < <(printf '%s\n' "${entries[@]}")
+
+for f in "${!staged[@]}"; do
+	[ "$(git_k rev-parse -q --verify ":$f")" = "$(git_k hash-object --path="$f" "$TOP_DIR/$f")" ] ||
+		die "the series ends with $f other than the overlay's (edited last by ${staged[$f]})"
+done
 
 unclaimed=()
 while read -r f; do

@@ -13,20 +13,22 @@ use super::{
     Poll, //
 };
 #[cfg(CONFIG_PAGE_POOL)]
-use crate::net::{
-    page_pool::{
-        Pool,
-        PoolNetmem, //
-    },
-    skbuff::SHINFO_ROOM, //
-};
 use crate::{
     ffi::c_int,
+    net::{
+        page_pool::{
+            Pool,
+            PoolNetmem, //
+        },
+        skbuff::SHINFO_ROOM, //
+    },
+    prelude::*,
+};
+use crate::{
     net::{
         driver::Device,
         skbuff::SkBuff, //
     },
-    prelude::*,
     types::NotThreadSafe,
 };
 use core::cell::Cell;

@@ -19,6 +19,9 @@
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
 #   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%)
 #   (the two driver-rx lines again for 4 flows, "(4 flows)")
+#   devmem-rx-cpu-host, devmem-rx-jumbo-host, driver-rx-cpu-host: the
+#   receiver's CPU per KiB as the host sees it (its vCPU thread's on-CPU
+#   time), after the line each follows
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (<N> threads)
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (1 thread)
 #
@@ -67,7 +70,10 @@ append=${VM_APPEND:-}
 # topology's setup too.
 # bench-rx (about 75 runs of 64 MiB in its three passes, and six driver
 # rebinds) needs more than vm.sh's default time.
-KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append VM_TIMEOUT=${VM_TIMEOUT:-3600} \
+# HOST_CPU=1: the host reads the vCPU threads' on-CPU time around each
+# receive run (harness/hostcpu.sh), for bench-rx's -host lines.
+HOST_CPU=1 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
+	VM_TIMEOUT=${VM_TIMEOUT:-3600} \
 	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net ${PROFILE:+bench-profile}
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
@@ -79,9 +85,13 @@ rx=$(grep -E '^(devmem|driver)-rx(-[a-z]+)*: ' "$res/bench-rx.tap" || true)
 [ -n "$rx" ] || die "bench-rx printed nothing; see $res/bench-rx.tap"
 # Each of bench-rx's passes prints its lines at its end: a pass that
 # stopped early leaves its lines out.
-for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu; do
+for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu devmem-rx-cpu-host devmem-rx-jumbo-host \
+	driver-rx-cpu-host; do
 	grep -q "^$l: " <<<"$rx" || die "bench-rx printed no $l line; see $res/bench-rx.tap"
 done
+if grep -E '^[a-z-]+-host: .*n/a' <<<"$rx" >&2; then
+	die "the host's readings of the vCPU threads are missing (harness/hostcpu.sh); see $res/bench-rx.tap and $res/hostcpu"
+fi
 prof=
 if [ -n "${PROFILE:-}" ]; then
 	prof=$(grep -E '^(devmem|driver)-rx-profile(-extra)?: ' "$res/bench-profile.tap" || true)

@@ -9,6 +9,10 @@
 # virtio-net peer, both on QEMU hub 0. TCG unless a quick probe shows that
 # KVM boots here (nested KVM often hangs at boot).
 #
+# HOST_CPU=1 runs harness/hostcpu.sh beside the VM, in RESULTS/hostcpu,
+# which the guest finds in $HOSTCPU: the benchmarks ask it for the vCPU
+# threads' on-CPU time (QEMU names its threads for it: debug-threads=on).
+#
 # Every run is bounded by VM_TIMEOUT; when it is hit, or the guest never
 # reaches the test runner, the tail of the console is printed.
 
@@ -37,6 +41,8 @@ QEMU_NET=(
 	-netdev hubport,id=peer0,hubid=0
 	-device virtio-net-pci,netdev=peer0,mac=52:54:00:82:57:61
 )
+host_env=
+[ "${HOST_CPU:-0}" = 1 ] && QEMU_NET+=(-name debug-threads=on) && host_env="HOSTCPU=$RESULTS/hostcpu"
 
 VNG_CMD=(
 	"$VNG" --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
@@ -70,15 +76,23 @@ rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 echo "$*" >"$RESULTS/suites"
 console=$RESULTS/console.log
+watcher=
+if [ -n "$host_env" ]; then
+	mkdir -p "$RESULTS/hostcpu"
+	# A process group of its own (setsid), to stop it whole.
+	setsid "$HARNESS_DIR/hostcpu.sh" "$RESULTS/hostcpu" $$ </dev/null >/dev/null 2>&1 &
+	watcher=$!
+fi
 start=$(date +%s)
 set +e
 timeout -k 10 "$VM_TIMEOUT" "${VNG_CMD[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
-	--exec "TEST_TIMEOUT=$TEST_TIMEOUT NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
+	--exec "TEST_TIMEOUT=$TEST_TIMEOUT NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $host_env $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
 	</dev/null >"$console" 2>&1
 rc=$?
 set -e
+[ -z "$watcher" ] || kill -- -"$watcher" 2>/dev/null || true
 info "VM ran $(($(date +%s) - start)) s"
 
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then

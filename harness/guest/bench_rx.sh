@@ -72,6 +72,17 @@
 #   driver-rx-cpu: rust A ns/KiB, c B ns/KiB, ratio rust/c R
 #   driver-rx-peer: rust A ns/KiB (busy P%), c B ns/KiB (busy Q%)
 #
+# Under a host that runs harness/hostcpu.sh (vm.sh does for make bench),
+# every pass prints the same figures as the host sees them, a line after
+# its -cpu (or -jumbo) line: the receiver's vCPU thread's on-CPU time per
+# KiB over the same span, which, unlike the guest's busy time, leaves out
+# the time the vCPU waited for a host CPU; the sender's vCPU; QEMU's other
+# threads (device models and the hub between the NICs, for both ends):
+#
+#   devmem-rx-cpu-host: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T; peer vCPU: ...; other QEMU threads: ...
+#   devmem-rx-jumbo-host: (the same)
+#   driver-rx-cpu-host: rust A ns/KiB, c B ns/KiB, ratio rust/c R; peer vCPU: ...; other QEMU threads: ...
+#
 # Mbit/s from the receiver's own first byte to its last EOF. Before the
 # timed rounds of the standard and jumbo passes, an untimed correctness
 # run: devmem and copy with -v (every byte checked) with the largest flow
@@ -276,39 +287,81 @@ teardown() {
 	return $rc
 }
 
+# The host's reading of the vCPU threads (harness/hostcpu.sh), when vm.sh
+# runs its watcher and says where in HOSTCPU. host_mark begin|end KEY asks
+# for a reading and waits for the answer (10 s at most); after "end" it
+# sets HOST to "WALL_NS VCPU0_NS,VCPU1_NS,... OTHER_NS". Without the
+# watcher, or when it does not answer, HOST is empty and the host's lines
+# say n/a.
+HOST_SEQ=0
+HOST=
+host_mark() { # begin|end key
+	local i line
+	HOST=
+	[ -n "${HOSTCPU:-}" ] && [ -d "$HOSTCPU" ] || return 0
+	echo "$1 $2" >>"$HOSTCPU/req"
+	for ((i = 0; i < 1000; i++)); do
+		# Keys are letters and digits.
+		line=$(grep -m 1 "^$2 \($1\|error\)" "$HOSTCPU/ack" || true)
+		case "$line" in
+		"") sleep 0.01 ;;
+		"$2 begin") return 0 ;;
+		"$2 end "*)
+			HOST=${line#"$2 end "}
+			return 0
+			;;
+		*)
+			log "the host's reading for $2: ${line#"$2 "}"
+			return 0
+			;;
+		esac
+	done
+	log "the host did not answer $1 $2 within 10 s"
+	HOSTCPU=
+}
+
 # One run: devmem_rx_bench in mode $1 receives $3 bytes over $2 flows,
 # with extra arguments after them. Sets RES[key] to the receiver's result
 # line's values, and RX_NS, TX_NS (the two CPUs' busy time), WIN_US (the
 # span they were measured over), DUT_DELTA (the 82576's interrupts on
 # each CPU, "n0 n1 ..."), IRQS (both devices' interrupts, to log) and
-# SENT (the sender's line); returns non-zero when anything failed. The
-# receiver's stdout is a FIFO: its first line says it listens, its last
-# one comes at its last EOF, which ends the measured span.
+# SENT (the sender's line) and HOST (the host's reading, host_mark);
+# returns non-zero when anything failed. The receiver's stdout is a FIFO:
+# its first line says it listens, its last one comes at its last EOF,
+# which ends the measured span; it then closes the connections (the
+# sender waits for that) and waits (-w) for its stdin, another FIFO, to
+# close before it unbinds, so that the host's reading at the end does not
+# include the unbinding.
 declare -A RES=()
 run() { # mode flows bytes [args...]
-	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src
+	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src infd key
 	local -a b0 b1
 	local irq0 irq1 pirq0 pirq1 t0 t1
 	shift 3
 	RES=()
 	dir=$(mktemp -d)
-	mkfifo "$dir/out"
+	mkfifo "$dir/out" "$dir/in"
 	timeout -k 5 "$RUN_TIMEOUT" taskset -c "$RX_CPU" "$BENCH" \
 		-s "$LOCAL_V6" -p "$PORT" -m "$mode" -n "$n" "${DEV_ARGS[@]}" \
-		-e "$per" ${PAGE:+-z "$PAGE"} "$@" >"$dir/out" 2>"$dir/err" &
+		-e "$per" ${PAGE:+-z "$PAGE"} -w "$@" <"$dir/in" >"$dir/out" 2>"$dir/err" &
 	rxpid=$!
+	exec {infd}>"$dir/in"
 	exec {rxfd}<"$dir/out"
 	line=
 	read -r -t 120 line <&"$rxfd"
 	if [ "$line" != "listening port=$PORT" ]; then
 		log "$mode, $n flow(s): the receiver did not listen: ${line:-nothing}"
 		kill "$rxpid" 2>/dev/null
+		exec {infd}>&-
 		wait "$rxpid"
 		exec {rxfd}<&-
 		sed 's/^/#   /' "$dir/err"
 		rm -rf "$dir"
 		return 1
 	fi
+	HOST_SEQ=$((HOST_SEQ + 1))
+	key=run$HOST_SEQ
+	host_mark begin "$key"
 	irq0=$(irqs_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")
 	read_idle
@@ -327,6 +380,8 @@ run() { # mode flows bytes [args...]
 	pirq1=$(irqs_of "$PEER_PCI")
 	wait "$spid"
 	src=$?
+	host_mark end "$key"
+	exec {infd}>&-
 	wait "$rxpid"
 	rc=$?
 	exec {rxfd}<&-
@@ -384,6 +439,8 @@ median() { # key [format]
 # under $4 (the mode by default; the drivers pass names the driver).
 timed() { # mode flows round [label]
 	local mode=$1 n=$2 what=${4:-$1} bytes wall per own tx_per mbps rxb txb sender
+	local hw hv ho hrx=n/a htx=n/a hoth=n/a host_log=
+	local -a hvs
 	if ! run "$mode" "$n" $((MB * 1024 * 1024)); then
 		fail=1
 		return
@@ -397,7 +454,19 @@ timed() { # mode flows round [label]
 	rxb=$((RX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
 	txb=$((TX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
 	read -r _ _ _ _ _ sender <<<"$SENT"
-	log "round $3, $n flow(s), ${4:+$4, }$mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
+	if [ -n "$HOST" ]; then
+		read -r hw hv ho <<<"$HOST"
+		IFS=, read -ra hvs <<<"$hv"
+		hrx=$((${hvs[RX_CPU]:-0} * 1024 / bytes))
+		htx=$((${hvs[TX_CPU]:-0} * 1024 / bytes))
+		hoth=$((ho * 1024 / bytes))
+		host_log="; host: vCPU $RX_CPU $hrx ns/KiB, vCPU $TX_CPU $htx ns/KiB, other QEMU threads $hoth ns/KiB over $((hw / 1000000)) ms"
+	fi
+	log "round $3, $n flow(s), ${4:+$4, }$mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms$host_log; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
+	add "$n $what host" "$hrx"
+	add "$n $what host peer" "$htx"
+	add "$n $what host other" "$hoth"
+	ROUND["$n $what host"]=$hrx
 	add "$n $what cpu" "$per"
 	add "$n $what peer" "$tx_per"
 	add "$n $what busy" "$txb"
@@ -466,6 +535,8 @@ modes_pass() {
 			add "$n devmem/trunc" "$(div "${ROUND[$n devmem cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
 			add "$n devmem-trunc/trunc" "$(div "${ROUND[$n devmem-trunc cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
 			add "$n devmem/copy mbps" "$(div "${ROUND[$n devmem mbps]:-}" "${ROUND[$n copy mbps]:-}")"
+			add "$n copy/devmem host" "$(div "${ROUND[$n copy host]:-}" "${ROUND[$n devmem host]:-}")"
+			add "$n devmem/trunc host" "$(div "${ROUND[$n devmem host]:-}" "${ROUND[$n trunc host]:-}")"
 		done
 	done
 
@@ -488,6 +559,7 @@ modes_pass() {
 			;;
 		esac
 		echo "$peer_line: devmem $(med "devmem peer") ns/KiB (busy $(med "devmem busy")%), copy $(med "copy peer") ns/KiB (busy $(med "copy busy")%), trunc $(med "trunc peer") ns/KiB (busy $(med "trunc busy")%)$sfx"
+		echo "$cpu_line-host: devmem $(med "devmem host") ns/KiB, copy $(med "copy host") ns/KiB, trunc $(med "trunc host") ns/KiB, ratio copy/devmem $(rat "copy/devmem host"), devmem/trunc $(rat "devmem/trunc host"); peer vCPU: devmem $(med "devmem host peer"), copy $(med "copy host peer"), trunc $(med "trunc host peer") ns/KiB; other QEMU threads: devmem $(med "devmem host other"), copy $(med "copy host other"), trunc $(med "trunc host other") ns/KiB$sfx"
 		if [ -n "$rate_line" ]; then
 			echo "$rate_line: devmem $(med "devmem mbps") Mbit/s, copy $(med "copy mbps") Mbit/s, ratio $(rat "devmem/copy mbps")$sfx"
 		fi
@@ -616,6 +688,7 @@ drivers_pass() {
 		done
 		for n in $FLOWS; do
 			add "$n rust/c" "$(div "${ROUND[$n $RUST_DRV cpu]:-}" "${ROUND[$n $C_DRV cpu]:-}")"
+			add "$n rust/c host" "$(div "${ROUND[$n $RUST_DRV host]:-}" "${ROUND[$n $C_DRV host]:-}")"
 		done
 	done
 
@@ -626,6 +699,7 @@ drivers_pass() {
 		[ "$n" = 1 ] || sfx=" ($n flows)"
 		echo "driver-rx-cpu: rust $(med "$RUST_DRV cpu") ns/KiB, c $(med "$C_DRV cpu") ns/KiB, ratio rust/c $(rat rust/c)$sfx"
 		echo "driver-rx-peer: rust $(med "$RUST_DRV peer") ns/KiB (busy $(med "$RUST_DRV busy")%), c $(med "$C_DRV peer") ns/KiB (busy $(med "$C_DRV busy")%)$sfx"
+		echo "driver-rx-cpu-host: rust $(med "$RUST_DRV host") ns/KiB, c $(med "$C_DRV host") ns/KiB, ratio rust/c $(rat "rust/c host"); peer vCPU: rust $(med "$RUST_DRV host peer"), c $(med "$C_DRV host peer") ns/KiB; other QEMU threads: rust $(med "$RUST_DRV host other"), c $(med "$C_DRV host other") ns/KiB$sfx"
 		for drv in "${drivers[@]}"; do
 			busy=$(med "$drv busy")
 			if [ "$busy" != n/a ] && [ "$busy" -ge 90 ]; then

@@ -19,7 +19,7 @@
  *
  *   devmem_rx_bench -s SERVER_IP -p PORT -m MODE [-n FLOWS] [-f IFNAME]
  *                   [-q QUEUE] [-r RECV_SIZE] [-P PAGES] [-z RX_PAGE_SIZE]
- *                   [-e BYTES_PER_FLOW] [-v]
+ *                   [-e BYTES_PER_FLOW] [-v] [-w]
  *
  * It listens on SERVER_IP:PORT, accepts FLOWS connections, and receives
  * from all of them (epoll, level-triggered, non-blocking receives of
@@ -52,7 +52,11 @@
  * linear_bytes the devmem bytes that came in the linear part of an skb
  * (SO_DEVMEM_LINEAR). The line is printed before the binding and the
  * sockets are torn down, so a caller measuring the whole machine's CPU
- * can stop when it reads it. Exits 0 only when every flow ended cleanly
+ * can stop when it reads it. With -w the program then closes the
+ * connections (the sender waits for that) and waits until its standard
+ * input reaches EOF before it unbinds and frees the buffer, so that a
+ * caller measuring from outside the machine (the host of a virtual one)
+ * can take its reading first. Exits 0 only when every flow ended cleanly
  * and every check passed.
  */
 #define _GNU_SOURCE
@@ -602,7 +606,7 @@ static void print_usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s -s SERVER_IP -p PORT -m copy|trunc|devmem|devmem-trunc\n"
 		"       [-n FLOWS] [-f IFNAME] [-q QUEUE] [-r RECV_SIZE] [-P PAGES]\n"
-		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-v]\n", prog);
+		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-v] [-w]\n", prog);
 	exit(2);
 }
 
@@ -616,11 +620,12 @@ int main(int argc, char *argv[])
 	struct sockaddr_in6 addr;
 	unsigned int ifindex = 0;
 	struct rusage ru0, ru1;
+	bool found, linger = false;
 	struct flow *flows;
 	size_t niovs;
-	bool found;
+	char c;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:v")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:vw")) != -1) {
 		switch (opt) {
 		case 's':
 			server = optarg;
@@ -662,6 +667,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'v':
 			validate = true;
+			break;
+		case 'w':
+			linger = true;
 			break;
 		default:
 			print_usage(argv[0]);
@@ -740,6 +748,8 @@ int main(int argc, char *argv[])
 	for (i = 0; i < nflows; i++)
 		close(flows[i].fd);
 	close(lfd);
+	while (linger && read(STDIN_FILENO, &c, 1) > 0)
+		;
 	if (ys)
 		ynl_sock_destroy(ys);
 	udmabuf_free(&dmabuf);

@@ -34,8 +34,8 @@ impl irq::Handler for QueueIrq {
         let Some(q) = nic.queues.get(self.idx) else {
             return IrqReturn::None;
         };
-        // QEMU does not auto-mask: mask until the poll is done.
-        nic.wr(EIMC, q.eims());
+        // The device masked the vector as it sent the message (EIAM, with
+        // GPIE.EIAME); the poll unmasks it when it is done.
         q.napi.schedule();
         IrqReturn::Handled
     }

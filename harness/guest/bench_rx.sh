@@ -293,7 +293,6 @@ teardown() {
 # sets HOST to "WALL_NS VCPU0_NS,VCPU1_NS,... OTHER_NS". Without the
 # watcher, or when it does not answer, HOST is empty and the host's lines
 # say n/a.
-HOST_SEQ=0
 HOST=
 host_mark() { # begin|end key
 	local i line
@@ -301,7 +300,7 @@ host_mark() { # begin|end key
 	[ -n "${HOSTCPU:-}" ] && [ -d "$HOSTCPU" ] || return 0
 	echo "$1 $2" >>"$HOSTCPU/req"
 	for ((i = 0; i < 1000; i++)); do
-		# Keys are letters and digits.
+		# Keys are letters and digits, each used once.
 		line=$(grep -m 1 "^$2 \($1\|error\)" "$HOSTCPU/ack" || true)
 		case "$line" in
 		"") sleep 0.01 ;;
@@ -359,8 +358,9 @@ run() { # mode flows bytes [args...]
 		rm -rf "$dir"
 		return 1
 	fi
-	HOST_SEQ=$((HOST_SEQ + 1))
-	key=run$HOST_SEQ
+	# Unique across the passes and suites of a boot, which share the
+	# files: the time in microseconds.
+	key=run${EPOCHREALTIME/./}
 	host_mark begin "$key"
 	irq0=$(irqs_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")

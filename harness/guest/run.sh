@@ -409,7 +409,7 @@ suite_kselftest() { # path
 	# iou-zcrx's "test failed" is its deadline for the 2 MiB transfer.
 	# Upstream gives it 5 s from the listen, which under TCG the client's
 	# start (3.5 s) and the first transfer through a new path with
-	# lockdep (about 10 s) both overran; patch 0032 makes it 20 s from
+	# lockdep (about 10 s) both overran; patch 0033 makes it 20 s from
 	# the accept, and a run that still misses it is retried as a timeout.
 	# A case prints its exception before its result line, and a port the
 	# peer still held shows both causes: count cases, not lines.

@@ -305,6 +305,7 @@ impl NetDevice {
     }
 
     /// The C `struct net_device`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::net_device {
         self.0.get()
     }
@@ -537,6 +538,7 @@ impl RxQueue {
     }
 
     /// The C `struct netdev_rx_queue`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::netdev_rx_queue {
         self.0.get()
     }

@@ -323,11 +323,13 @@ impl NetmemRef {
     }
 
     /// The C `netmem_ref`.
+    #[inline]
     pub fn as_raw(self) -> bindings::netmem_ref {
         self.0
     }
 
     /// Whether it carries a `net_iov` (`netmem_is_net_iov`).
+    #[inline]
     pub fn is_net_iov(self) -> bool {
         self.0 & NET_IOV_TAG != 0
     }

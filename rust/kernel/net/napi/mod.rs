@@ -206,11 +206,13 @@ impl Instance {
         })
     }
 
+    #[inline]
     fn as_raw(&self) -> *mut bindings::napi_struct {
         self.raw.get()
     }
 
     /// The device of an instance that was added.
+    #[inline]
     fn device(&self) -> *mut bindings::net_device {
         self.dev.get()
     }
@@ -346,6 +348,7 @@ impl<T: Poll> Napi<T> {
         })
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut bindings::napi_struct {
         self.inst.as_raw()
     }
@@ -431,6 +434,7 @@ impl<T: Poll> Napi<T> {
     }
 
     /// The device of an instance that was added.
+    #[inline]
     pub(super) fn device(&self) -> *mut bindings::net_device {
         self.inst.device()
     }

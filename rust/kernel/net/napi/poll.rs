@@ -225,6 +225,7 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
 /// shared info ends (`napi_build_skb` puts it at the end, and it must be
 /// aligned: atomics, and a cache line of its own). 0 when there is none.
 #[cfg(CONFIG_PAGE_POOL)]
+#[inline]
 pub(super) fn build_size(data: usize, size: usize) -> u32 {
     // CAST: a small power of two.
     let align = bindings::SMP_CACHE_BYTES as usize;
@@ -302,12 +303,14 @@ pub struct NapiPool<'a>(&'a mut Pool);
 #[cfg(CONFIG_PAGE_POOL)]
 impl NapiPool<'_> {
     /// A whole buffer ([`Pool::alloc`]).
+    #[inline]
     pub fn alloc(&mut self) -> Option<PoolNetmem> {
         self.0.alloc()
     }
 
     /// `size` bytes of a buffer shared with other allocations
     /// ([`Pool::alloc_frag`]).
+    #[inline]
     pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
         self.0.alloc_frag(size)
     }
@@ -323,6 +326,7 @@ impl NapiPool<'_> {
 impl core::ops::Deref for NapiPool<'_> {
     type Target = Pool;
 
+    #[inline]
     fn deref(&self) -> &Pool {
         self.0
     }
@@ -367,6 +371,7 @@ pub struct NapiRx<'p, T: Poll> {
 
 impl<'p, T: Poll> NapiRx<'p, T> {
     /// The device the instance polls for.
+    #[inline]
     pub fn dev(&self) -> &'p Device<T::Data> {
         // SAFETY: as in `NapiPoll::dev`.
         unsafe { Device::from_raw(self.napi.device()) }
@@ -376,6 +381,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// ([`Added::attach_pool`](super::Added::attach_pool)), to allocate
     /// from, lent ([`NapiPool`]); `None` for an `id` it does not hold.
     #[cfg(CONFIG_PAGE_POOL)]
+    #[inline]
     pub fn pool(&mut self, id: PoolId) -> Option<NapiPool<'_>> {
         if id.napi != self.napi.as_raw() {
             return None;
@@ -396,6 +402,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// alongside the poll's other uses of `self`. `None` for an `id` it
     /// does not hold.
     #[cfg(CONFIG_PAGE_POOL)]
+    #[inline]
     pub fn pool_ref(&self, id: PoolId) -> Option<&Pool> {
         if id.napi != self.napi.as_raw() {
             return None;
@@ -409,6 +416,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
 
     /// Hands a received packet to the stack through GRO
     /// (`napi_gro_receive`).
+    #[inline]
     pub fn gro_receive(&self, skb: SkBuff) {
         // SAFETY: in this instance's poll, with a budget; the buffer is
         // given up.

@@ -261,6 +261,7 @@ impl Pool {
 
     /// A whole buffer (`page_pool_alloc_netmems`), without sleeping; `None`
     /// when memory or the provider's buffers run out.
+    #[inline]
     pub fn alloc(&mut self) -> Option<PoolNetmem> {
         // SAFETY: the pool is valid; `&mut self` makes this the one
         // allocating context.
@@ -285,6 +286,7 @@ impl Pool {
 
     /// `size` bytes of a buffer shared with other allocations
     /// (`page_pool_alloc_frag_netmem`), without sleeping.
+    #[inline]
     pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
         let mut offset = 0;
         // SAFETY: as in `alloc`; `offset` is written before the return.
@@ -364,27 +366,32 @@ unsafe impl Send for PoolNetmem {}
 
 impl PoolNetmem {
     /// The memory this buffer is in.
+    #[inline]
     pub fn netmem(&self) -> NetmemRef {
         self.netmem
     }
 
     /// Where the buffer starts in [`PoolNetmem::netmem`].
+    #[inline]
     pub fn offset(&self) -> u32 {
         self.offset
     }
 
     /// The buffer's length in bytes: what the pool gave.
+    #[inline]
     pub fn size(&self) -> u32 {
         self.size
     }
 
     /// Whether `len` bytes from `off` are inside the buffer.
+    #[inline]
     pub fn holds(&self, off: u32, len: u32) -> bool {
         off.checked_add(len).is_some_and(|end| end <= self.size)
     }
 
     /// Whether the CPU may read the buffer: a page, not a provider's
     /// `net_iov`.
+    #[inline]
     pub fn is_readable(&self) -> bool {
         !self.netmem.is_net_iov()
     }
@@ -393,6 +400,7 @@ impl PoolNetmem {
     /// `off` bytes into the buffer visible to the CPU, as what hands them
     /// to the stack (an skb's head or frag) requires. Always for an
     /// unreadable buffer, which the CPU does not read, and for no bytes.
+    #[inline]
     pub fn is_synced(&self, off: u32, len: u32) -> bool {
         let (s_off, s_len) = self.synced.get();
         let end = off.checked_add(len);
@@ -402,6 +410,7 @@ impl PoolNetmem {
     }
 
     /// Whether the buffer came from `pool`.
+    #[inline]
     pub fn is_from(&self, pool: &Pool) -> bool {
         self.pool == pool.ptr
     }
@@ -424,6 +433,7 @@ impl PoolNetmem {
     ///     }
     /// }
     /// ```
+    #[inline]
     pub fn dma_addr(&self, pool: &Pool) -> Option<DmaAddress> {
         // A pool that does not map stores no address: what the field holds
         // is left over from the page's last use.
@@ -486,6 +496,7 @@ impl PoolNetmem {
     ///     }
     /// }
     /// ```
+    #[inline]
     pub fn sync_for_cpu(&self, pool: &Pool, off: u32, len: u32) -> Synced<'_> {
         let off = off.min(self.size);
         let len = if self.is_from(pool) {
@@ -521,6 +532,7 @@ impl PoolNetmem {
 
     /// Gives up the reference without returning it: the caller now owns
     /// it (an skb frag, for example).
+    #[inline]
     pub fn into_raw(self) -> (NetmemRef, u32) {
         let r = (self.netmem, self.offset);
         core::mem::forget(self);
@@ -529,6 +541,7 @@ impl PoolNetmem {
 }
 
 impl Drop for PoolNetmem {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the pool is alive while the reference is out; this gives
         // the one reference back, from a context that is not necessarily

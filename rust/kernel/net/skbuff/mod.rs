@@ -97,6 +97,7 @@ impl SkBuff {
     ///
     /// `ptr` is a valid `sk_buff` whose reference the caller gives up.
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
+    #[inline]
     pub unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Self {
         // SAFETY: valid pointers are not null.
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
@@ -109,16 +110,19 @@ impl SkBuff {
     }
 
     /// Gives up ownership, for C to take.
+    #[inline]
     pub fn into_raw(self) -> *mut bindings::sk_buff {
         ManuallyDrop::new(self).ptr.as_ptr()
     }
 
     /// The C `struct sk_buff`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::sk_buff {
         self.ptr.as_ptr()
     }
 
     /// The length of the packet, linear part and frags.
+    #[inline]
     pub fn len(&self) -> u32 {
         // SAFETY: owned, valid (type invariant); the field is read through
         // a raw place, without a reference to the `sk_buff`, whose
@@ -127,6 +131,7 @@ impl SkBuff {
     }
 
     /// The length of the frags (`data_len`).
+    #[inline]
     fn data_len(&self) -> u32 {
         // SAFETY: as in `len`.
         unsafe { (*self.as_raw()).data_len }
@@ -134,6 +139,7 @@ impl SkBuff {
 
     /// Whether another reference to the `sk_buff` is held (`skb_shared`):
     /// a sender that kept one, and may send or change it again.
+    #[inline]
     pub fn is_shared(&self) -> bool {
         // SAFETY: a valid buffer; `users` is atomic, read as such.
         unsafe { bindings::atomic_read(&raw const (*self.as_raw()).users.refs) != 1 }
@@ -177,6 +183,7 @@ impl SkBuff {
     }
 
     /// The length of the linear part (`skb_headlen`).
+    #[inline]
     pub fn headlen(&self) -> u32 {
         self.len() - self.data_len()
     }
@@ -194,6 +201,7 @@ impl SkBuff {
     }
 
     /// Whether the CPU can read every frag of the packet (no device memory).
+    #[inline]
     pub fn frags_readable(&self) -> bool {
         // SAFETY: the buffer is valid.
         unsafe { bindings::skb_frags_readable(self.as_raw()) }

@@ -94,6 +94,7 @@ impl SkBuff {
     /// than nothing (`__skb_pull` BUGs), and the header be read past its
     /// end. `EBUSY` for a packet another holds a reference to
     /// ([`SkBuff::is_shared`]), which would see it change.
+    #[inline]
     pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
         if self.is_shared() {
             return Err(EBUSY);
@@ -119,6 +120,7 @@ impl SkBuff {
     /// Marks the packet's checksums as checked by the device
     /// (`CHECKSUM_UNNECESSARY`): the stack does not check them again, which
     /// it could not do over unreadable frags.
+    #[inline]
     pub fn set_csum_unnecessary(&mut self) {
         // CAST: 1, into a two-bit field.
         let v = bindings::CHECKSUM_UNNECESSARY as u8;
@@ -135,6 +137,7 @@ impl SkBuff {
 
     /// Records the hash the device computed over the flow's addresses and
     /// ports (`skb_set_hash`, `PKT_HASH_TYPE_L4`).
+    #[inline]
     pub fn set_l4_hash(&mut self, hash: u32) {
         // SAFETY: the buffer is ours.
         unsafe {
@@ -148,6 +151,7 @@ impl SkBuff {
 
     /// Records the hash the device computed over the flow's addresses only
     /// (`skb_set_hash`, `PKT_HASH_TYPE_L3`).
+    #[inline]
     pub fn set_l3_hash(&mut self, hash: u32) {
         // SAFETY: the buffer is ours.
         unsafe {

@@ -141,18 +141,11 @@ const _: () = assert!(core::mem::size_of::<Desc>() == DESC_SIZE);
 /// The receive ring of one queue, with its buffers and page pools.
 ///
 /// Descriptors `next_to_clean` up to `next_to_fill` (`armed` of them) are
-/// the device's, each with its buffers in `bufs` and `hdrs`.
+/// the device's, each with its buffers in its slot.
 pub(crate) struct RxRing {
     desc: Coherent<[Desc]>,
-    /// Payload buffers of the armed descriptors.
-    bufs: KVec<Option<PoolNetmem>>,
-    /// Header buffers of the armed descriptors, with header split.
-    hdrs: KVec<Option<PoolNetmem>>,
-    /// What the armed descriptors were given: the device's addresses of
-    /// their packet (past the headroom) and header buffers (0 without
-    /// header split), from the pools when the buffers were armed, so that
-    /// [`RxRing::rearm`] writes them again without the pools.
-    addrs: KVec<(DmaAddress, DmaAddress)>,
+    /// A slot per descriptor: the buffers of the armed ones.
+    slots: KVec<RxSlot>,
     /// Payload buffers: host pages, or the queue's memory provider's. The
     /// ring's own while it is filled from process context, then the
     /// queue's NAPI's ([`RxRing::attach_napi`]).
@@ -191,6 +184,20 @@ impl Drop for RxRing {
             skb.drop_reason(DropReason::DevReady);
         }
     }
+}
+
+/// What a receive descriptor was armed with.
+#[derive(Default)]
+struct RxSlot {
+    /// Its payload buffer.
+    buf: Option<PoolNetmem>,
+    /// Its header buffer, with header split. A frame's later descriptors
+    /// leave theirs unused, in place, for the next arming.
+    hdr: Option<PoolNetmem>,
+    /// The device's addresses of its packet (past the headroom) and header
+    /// buffers (0 without header split), from the pools when it was armed,
+    /// so that [`RxRing::rearm`] writes them again without the pools.
+    addrs: (DmaAddress, DmaAddress),
 }
 
 /// A frame larger than a buffer, taken descriptor by descriptor.
@@ -345,19 +352,13 @@ impl RxRing {
         } else {
             None
         };
-        let mut bufs = KVec::with_capacity(size, GFP_KERNEL)?;
-        let mut hdrs = KVec::with_capacity(size, GFP_KERNEL)?;
-        let mut addrs = KVec::with_capacity(size, GFP_KERNEL)?;
+        let mut slots = KVec::with_capacity(size, GFP_KERNEL)?;
         for _ in 0..size {
-            bufs.push(None, GFP_KERNEL)?;
-            hdrs.push(None, GFP_KERNEL)?;
-            addrs.push((0, 0), GFP_KERNEL)?;
+            slots.push(RxSlot::default(), GFP_KERNEL)?;
         }
         let mut ring = Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
-            bufs,
-            hdrs,
-            addrs,
+            slots,
             pool: None,
             napi_pool: None,
             hdr_pool,
@@ -384,7 +385,7 @@ impl RxRing {
 
     /// Descriptors in the ring.
     pub(crate) fn len(&self) -> usize {
-        self.bufs.len()
+        self.slots.len()
     }
 
     /// Hands the payload pool to `napi`, the queue's, disabled, which
@@ -440,10 +441,11 @@ impl RxRing {
 
     /// Writes descriptor `i`, armed, with the addresses of its buffers.
     fn write_desc(&self, i: usize) -> Result {
-        if self.bufs.get(i).and_then(Option::as_ref).is_none() {
+        let slot = self.slots.get(i).ok_or(EINVAL)?;
+        if slot.buf.is_none() {
             return Err(EINVAL);
         }
-        let &(pkt, hdr) = self.addrs.get(i).ok_or(EINVAL)?;
+        let (pkt, hdr) = slot.addrs;
         // Read format: packet buffer address, then header buffer address.
         io_write!(self.desc, [try: i][build: 0], pkt.to_le());
         io_write!(self.desc, [try: i][build: 1], hdr.to_le());
@@ -467,23 +469,22 @@ impl RxRing {
             };
             // Every pool here maps its buffers, and `buf` is `pool`'s.
             let pkt = buf.dma_addr(&pool).ok_or(EINVAL)? + DmaAddress::from(self.headroom);
-            let slot = self.hdrs.get_mut(i).ok_or(EINVAL)?;
-            // A frame's later descriptors leave their header buffers
-            // unused, in their slots.
-            if slot.is_none() {
-                if let Some(p) = &mut self.hdr_pool {
-                    match p.alloc_frag(HDR_SIZE) {
-                        Some(h) => *slot = Some(h),
+            let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
+            let hdr = match &mut self.hdr_pool {
+                Some(p) => {
+                    // A frame's later descriptors left theirs here.
+                    let h = match slot.hdr.take().or_else(|| p.alloc_frag(HDR_SIZE)) {
+                        Some(h) => h,
                         None => return Ok((any, true)),
-                    }
+                    };
+                    let addr = h.dma_addr(p).ok_or(EINVAL)?;
+                    slot.hdr = Some(h);
+                    addr
                 }
-            }
-            let hdr = match (&self.hdr_pool, &*slot) {
-                (Some(p), Some(h)) => h.dma_addr(p).ok_or(EINVAL)?,
-                _ => 0,
+                None => 0,
             };
-            *self.addrs.get_mut(i).ok_or(EINVAL)? = (pkt, hdr);
-            *self.bufs.get_mut(i).ok_or(EINVAL)? = Some(buf);
+            slot.addrs = (pkt, hdr);
+            slot.buf = Some(buf);
             self.write_desc(i)?;
             self.next_to_fill = wrap(i, 1, self.len());
             self.armed += 1;
@@ -690,7 +691,7 @@ impl RxRing {
             // Read the rest of the descriptor and the buffers after DD.
             dma_mb(Read);
             let Ok(info) = self.info(i) else { break };
-            let buf = self.bufs.get_mut(i).and_then(Option::take);
+            let buf = self.slots.get_mut(i).and_then(|s| s.buf.take());
             self.next_to_clean = wrap(i, 1, self.len());
             self.armed -= 1;
             n += 1;
@@ -699,7 +700,10 @@ impl RxRing {
             let built = match self.partial.take() {
                 None => {
                     // A frame's first descriptor: its header buffer too.
-                    let hdr = self.hdrs.get_mut(i).and_then(Option::take);
+                    let hdr = match self.hdr_pool {
+                        Some(_) => self.slots.get_mut(i).and_then(|s| s.hdr.take()),
+                        None => None,
+                    };
                     self.build_first(napi, pool, (buf, hdr, len), info, st, watch)
                 }
                 Some(Partial::Building(skb)) => self.append(skb, pool, buf, len),

@@ -21,7 +21,7 @@
 #
 # Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
 # ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES, PROFILE=1
-# (make bench: perf profiles of devmem receive),
+# (make bench: instruction profiles of the receive paths),
 # EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
 # and check-series: resolve the configurations, build nothing), TYPECHECK=1
 # (check-series: type-check the Rust of each commit, build nothing).

@@ -35,14 +35,16 @@
 # the Rust core (the first boot) and the C core (the second), the same
 # guest, driver (igb_rs) and sender.
 #
-# PROFILE=1 adds the bench-profile suite to the first boot (bench_rx.sh
-# profile: each receive mode once under perf record, then trunc through
-# igb_rs and through the C igb) and its lines:
+# PROFILE=1 adds a boot of the same kernel whose QEMU counts the guest's
+# instructions (harness/insncount.c, a TCG plugin built here) for the
+# bench-profile suite (bench_rx.sh profile: each receive mode once, then
+# trunc through igb_rs and through the C igb; the receiver's CPU's
+# instructions per KiB, by function), and its lines:
 #
-#   devmem-rx-profile: <mode> <n> samples/MiB: <sym> <p>%, ...
-#   devmem-rx-profile-extra: devmem over trunc <n> samples/MiB: <sym> +<n>, ...
-#   driver-rx-profile: <driver> <n> samples/MiB: <sym> <p>%, ...
-#   driver-rx-profile-extra: igb_rs over igb <n> samples/MiB: <sym> +<n>, ...
+#   devmem-rx-profile: <mode> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
+#   devmem-rx-profile-extra: devmem over trunc +<n> insns/KiB: <func> +<n>, ...
+#   driver-rx-profile: <driver> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
+#   driver-rx-profile-extra: igb_rs over igb +<n> insns/KiB: <func> +<n>, ...
 #
 # Benchmarks report; they pass or fail only on correctness.
 
@@ -74,7 +76,7 @@ append=${VM_APPEND:-}
 # receive run (harness/hostcpu.sh), for bench-rx's -host lines.
 HOST_CPU=1 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
 	VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net ${PROFILE:+bench-profile}
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
 grep -q ', system-page floor [0-9]* ns/page$' <<<"$lines" ||
@@ -94,9 +96,16 @@ if grep -E '^[a-z-]+-host: .*n/a' <<<"$rx" >&2; then
 fi
 prof=
 if [ -n "${PROFILE:-}" ]; then
-	prof=$(grep -E '^(devmem|driver)-rx-profile(-extra)?: ' "$res/bench-profile.tap" || true)
-	[ -n "$prof" ] || die "bench-profile printed nothing; see $res/bench-profile.tap"
-	grep '^# ' "$res/bench-profile.tap" >&2 || true
+	# Counting slows every guest instruction: never under the timed runs.
+	plugin=$CACHE_DIR/insncount.so
+	clang -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o "$plugin" \
+		"$HARNESS_DIR/insncount.c" -lpthread || die "could not build harness/insncount.c"
+	res_p=$CACHE_DIR/bench-profile
+	HOST_CPU=1 INSN_PLUGIN=$plugin KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage \
+		VM_APPEND=$append "$HARNESS_DIR/vm.sh" "$res_p" bench-profile
+	prof=$(grep -E '^(devmem|driver)-rx-profile(-extra)?: ' "$res_p/bench-profile.tap" || true)
+	[ -n "$prof" ] || die "bench-profile printed nothing; see $res_p/bench-profile.tap"
+	grep '^# ' "$res_p/bench-profile.tap" >&2 || true
 fi
 grep '^# ' "$res/bench-net.tap" >&2 || true
 grep '^# ' "$res/bench-rx.tap" >&2 || true

@@ -31,6 +31,11 @@
 # waits for each answer, so the host's latency is not in the figure. The
 # QEMU process is the one descended from ROOT_PID (vm.sh); the watcher
 # exits with it.
+#
+# When QEMU runs harness/insncount.c (vm.sh with INSN_PLUGIN, which makes
+# DIR/insns.req for it), each "begin" and "end" is passed on to it after
+# the reading, and answered once the plugin has noted or written its
+# counts (DIR/insns.KEY): the guest then finds them there.
 
 set -uo pipefail
 
@@ -40,6 +45,8 @@ req=$DIR/req
 ack=$DIR/ack
 declare -A BEGIN=()
 QEMU=
+PLUGIN=
+[ -f "$DIR/insns.req" ] && PLUGIN=1
 
 # The QEMU process below ROOT, or nothing yet.
 find_qemu() {
@@ -77,6 +84,20 @@ sample() {
 	echo "$now $out $other"
 }
 
+# Passes "$1 $2" (begin|end KEY) on to the plugin and waits, 10 s at
+# most, for its answer; fails when there is none, or an error.
+plugin() { # begin|end key
+	local i line
+	echo "$1 $2" >>"$DIR/insns.req"
+	for ((i = 0; i < 2000; i++)); do
+		line=$(grep -m 1 "^$2 \($1\|error\)\$" "$DIR/insns.ack" 2>/dev/null)
+		[ "$line" = "$2 $1" ] && return 0
+		[ -n "$line" ] && return 1
+		sleep 0.005
+	done
+	return 1
+}
+
 # Both files exist before the guest starts, so that tail follows DIR/req
 # with inotify; -s bounds its wait where it has to poll.
 : >"$ack"
@@ -90,6 +111,10 @@ tail -n +1 -s 0.01 -F "$req" 2>/dev/null | while read -r verb key; do
 	case "$verb" in
 	begin)
 		BEGIN[$key]=$(sample)
+		if [ -n "$PLUGIN" ] && ! plugin begin "$key"; then
+			echo "$key error no answer from the instruction counter" >>"$ack"
+			continue
+		fi
 		echo "$key begin" >>"$ack"
 		;;
 	end)
@@ -100,6 +125,10 @@ tail -n +1 -s 0.01 -F "$req" 2>/dev/null | while read -r verb key; do
 		read -r w0 v0 o0 <<<"${BEGIN[$key]}"
 		read -r w1 v1 o1 <<<"$(sample)"
 		unset "BEGIN[$key]"
+		if [ -n "$PLUGIN" ] && ! plugin end "$key"; then
+			echo "$key error no counts from the instruction counter" >>"$ack"
+			continue
+		fi
 		IFS=, read -ra a <<<"$v0"
 		IFS=, read -ra b <<<"$v1"
 		d=

@@ -67,7 +67,7 @@ BASE_PKGS=(
 	flex bison bc libelf-dev libssl-dev cpio make git rsync
 	python3-yaml python3-jsonschema python3-venv ethtool socat iproute2 iputils-ping
 	busybox-static zstd xz-utils kmod pahole shellcheck udev bpftool
-	iperf3 linux-perf
+	iperf3
 )
 
 missing_pkgs() {

@@ -12,6 +12,9 @@
 # HOST_CPU=1 runs harness/hostcpu.sh beside the VM, in RESULTS/hostcpu,
 # which the guest finds in $HOSTCPU: the benchmarks ask it for the vCPU
 # threads' on-CPU time (QEMU names its threads for it: debug-threads=on).
+# With INSN_PLUGIN (the built harness/insncount.c) too, QEMU counts the
+# guest's instructions between the same marks: the guest finds the counts
+# in $HOSTCPU (make bench PROFILE=1's profile, a boot of its own).
 #
 # Every run is bounded by VM_TIMEOUT; when it is hit, or the guest never
 # reaches the test runner, the tail of the console is printed.
@@ -43,6 +46,13 @@ QEMU_NET=(
 )
 host_env=
 [ "${HOST_CPU:-0}" = 1 ] && QEMU_NET+=(-name debug-threads=on) && host_env="HOSTCPU=$RESULTS/hostcpu"
+# INSN_PLUGIN: harness/insncount.c built, to count the guest's
+# instructions between the watcher's marks (make bench PROFILE=1).
+if [ -n "${INSN_PLUGIN:-}" ]; then
+	[ -n "$host_env" ] || die "INSN_PLUGIN needs HOST_CPU=1: the watcher passes the marks on"
+	[ -f "$INSN_PLUGIN" ] || die "no instruction counter at $INSN_PLUGIN"
+	QEMU_NET+=(-plugin "$INSN_PLUGIN,dir=$RESULTS/hostcpu")
+fi
 
 VNG_CMD=(
 	"$VNG" --verbose --run "$KERNEL_IMAGE" --user root --disable-microvm --force-9p
@@ -79,6 +89,8 @@ console=$RESULTS/console.log
 watcher=
 if [ -n "$host_env" ]; then
 	mkdir -p "$RESULTS/hostcpu"
+	# Before the watcher starts: it tells the plugin's runs by this file.
+	[ -z "${INSN_PLUGIN:-}" ] || : >"$RESULTS/hostcpu/insns.req"
 	# A process group of its own (setsid), to stop it whole.
 	setsid "$HARNESS_DIR/hostcpu.sh" "$RESULTS/hostcpu" $$ </dev/null >/dev/null 2>&1 &
 	watcher=$!

@@ -90,19 +90,24 @@
 # passed; never on timing.
 #
 # profile (not one of the three run without an argument; make bench
-# PROFILE=1 runs it): the standard pass's configuration and 1 flow, one
-# untimed run of BENCH_RX_PROFILE_MB MiB (256) per mode (devmem,
-# devmem-trunc, trunc, copy) under perf record (cpu-clock at 1 kHz on the
-# receiver's CPU, perf itself on the peer's). For each mode, the kernel and
-# user symbols with the most samples; then, per MiB received, the symbols
-# whose samples devmem has over trunc: where devmem's cost over the
+# PROFILE=1 runs it, in a boot of its own whose QEMU counts the guest's
+# instructions: harness/insncount.c): the standard pass's configuration
+# and 1 flow, one untimed run of BENCH_RX_PROFILE_MB MiB (64) per mode
+# (devmem, devmem-trunc, trunc, copy). For each mode, the guest
+# instructions the receiver's CPU ran per KiB received, between the same
+# marks as a timed run's, and the functions that ran the most of them;
+# then those devmem ran more of than trunc: where devmem's cost over the
 # no-copy ceiling goes. Then the same for trunc through each driver on the
-# drivers pass's configuration, and what igb_rs has over the C igb.
+# drivers pass's configuration, and what igb_rs runs over the C igb.
+# Under TCG, instructions (and the translated blocks they come in) are
+# what a receive path costs the host; a profiler in the guest samples the
+# guest's time, which counts the vCPU's waits for a host CPU and for
+# QEMU's lock in MMIO accesses.
 #
-#   devmem-rx-profile: MODE N samples/MiB: SYM P%, SYM P%, ...
-#   devmem-rx-profile-extra: devmem over trunc N samples/MiB: SYM +n, SYM +n, ...
-#   driver-rx-profile: DRIVER N samples/MiB: SYM P%, SYM P%, ...
-#   driver-rx-profile-extra: igb_rs over igb N samples/MiB: SYM +n, SYM +n, ...
+#   devmem-rx-profile: MODE N insns/KiB, B blocks/KiB: FUNC P%, FUNC P%, ...
+#   devmem-rx-profile-extra: devmem over trunc +N insns/KiB: FUNC +n, FUNC +n, ...
+#   driver-rx-profile: DRIVER N insns/KiB, B blocks/KiB: FUNC P%, FUNC P%, ...
+#   driver-rx-profile-extra: igb_rs over igb +N insns/KiB: FUNC +n, FUNC +n, ...
 #
 # The BENCH_RX_* knobs apply to every pass they are given to; without
 # them, each pass has its own defaults (below).
@@ -361,6 +366,7 @@ run() { # mode flows bytes [args...]
 	# Unique across the passes and suites of a boot, which share the
 	# files: the time in microseconds.
 	key=run${EPOCHREALTIME/./}
+	RUN_KEY=$key
 	host_mark begin "$key"
 	irq0=$(irqs_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")
@@ -709,70 +715,54 @@ drivers_pass() {
 	done
 }
 
-# The profile pass: each mode once under perf record, on the standard
-# pass's configuration.
-PROFILE_MB=${BENCH_RX_PROFILE_MB:-256}
-# "samples sym" lines of perf file $1, most first (kernel and user), the
-# idle loop left out: the figure is the CPU's busy time.
-perf_syms() { # perf.data
-	perf report -i "$1" --stdio --no-children -g none --sort sym -F sample,sym 2>/dev/null |
-		awk '!/^#/ && NF >= 3 && $1 ~ /^[0-9]+$/ {
-			s = $3; for (i = 4; i <= NF; i++) s = s " " $i
-			if (s !~ /^(pv_native_safe_halt|native_safe_halt|default_idle|arch_cpu_idle|cpu_idle_poll|acpi_safe_halt|default_idle_call)$/)
-				print $1, s }' | sort -k1,1nr
-}
-# One profiled run: mode $2 with 1 flow, PROFILE_MB MiB, under perf
-# record on the receiver's CPU; "$1: ..." prints its top symbols as line
-# $3 and leaves the samples per MiB of each symbol in $PDIR/$1.per.
+# The profile pass: each mode once, its instructions counted, on the
+# standard pass's configuration.
+PROFILE_MB=${BENCH_RX_PROFILE_MB:-64}
+INSNS=$(dirname "$0")/insns.py
+# One profiled run: mode $2 with 1 flow, PROFILE_MB MiB; "$3: $1 ..."
+# prints the functions that ran the most instructions on the receiver's
+# CPU, and $PDIR/$1.per keeps every function's instructions per KiB. The
+# instruction counter's vCPUs are numbered as the guest's CPUs.
 PDIR=
 profile_run() { # label mode line
-	local label=$1 mode=$2 mib total top pid
-	taskset -c "$TX_CPU" perf record -q -C "$RX_CPU" -e cpu-clock -F 1000 \
-		-o "$PDIR/$label.data" >/dev/null 2>"$PDIR/$label.err" &
-	pid=$!
-	sleep 1
-	if ! run "$mode" 1 $((PROFILE_MB * 1024 * 1024)); then
-		kill -INT "$pid"
-		wait "$pid"
-		return 1
-	fi
-	kill -INT "$pid"
-	wait "$pid"
-	[ -s "$PDIR/$label.data" ] || {
-		log "$label: perf recorded nothing: $(cat "$PDIR/$label.err")"
+	local label=$1 mode=$2 counts insns blocks top
+	run "$mode" 1 $((PROFILE_MB * 1024 * 1024)) || return 1
+	counts=$HOSTCPU/insns.$RUN_KEY
+	[ -s "$counts" ] || {
+		log "$label: no instruction counts in $counts"
 		return 1
 	}
-	mib=$((RES[bytes] / 1048576))
-	perf_syms "$PDIR/$label.data" >"$PDIR/$label.syms"
-	total=$(awk '{ t += $1 } END { print t + 0 }' "$PDIR/$label.syms")
-	[ "$total" -gt 0 ] || {
-		log "$label: no samples"
+	# After the run: the driver's module is loaded.
+	grep ' [tTwW] ' /proc/kallsyms >"$PDIR/kallsyms"
+	read -r insns blocks < <(python3 "$INSNS" "$counts" "$PDIR/kallsyms" "$RX_CPU" \
+		"${RES[bytes]}" "$PDIR/$label.per")
+	rm -f "$counts"
+	[ "${insns:-0}" -gt 0 ] || {
+		log "$label: no instructions counted on CPU $RX_CPU"
 		return 1
 	}
-	log "$label: $total busy samples over $mib MiB, CPU $RX_CPU $((RX_NS * 1024 / RES[bytes])) ns/KiB"
-	top=$(head -n 12 "$PDIR/$label.syms" | awk -v t="$total" '{
-		s = $2; for (i = 3; i <= NF; i++) s = s " " $i
-		printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), s, 100 * $1 / t }')
-	echo "$3: $label $((total / mib)) samples/MiB: $top"
-	awk -v m="$mib" '{ printf "%s %.1f\n", $2, $1 / m }' "$PDIR/$label.syms" >"$PDIR/$label.per"
+	log "$label: CPU $RX_CPU ran $insns instructions per KiB in $blocks translated blocks"
+	top=$(head -n 12 "$PDIR/$label.per" | awk -F '\t' -v t="$insns" '{
+		printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), $1, 100 * $2 / t }')
+	echo "$3: $label $insns insns/KiB, $blocks blocks/KiB: $top"
 }
 
-# "line: a over b N samples/MiB: SYM +n, ...": the symbols whose samples
-# per MiB profile a has over profile b, most first.
+# "line: a over b +N insns/KiB: FUNC +n, ...": the functions that ran
+# more instructions per KiB in profile a than in profile b, most first.
 profile_extra() { # line a b
 	local extra total top
 	[ -s "$PDIR/$2.per" ] && [ -s "$PDIR/$3.per" ] || return 0
-	extra=$(awk 'NR == FNR { t[$1] = $2; next }
+	extra=$(awk -F '\t' 'NR == FNR { t[$1] = $2; next }
 		{ d[$1] = $2 - t[$1]; delete t[$1] }
 		END {
 			for (k in t) d[k] = -t[k]
-			for (k in d) { sum += d[k]; print d[k], k }
-			print sum, "TOTAL"
-		}' "$PDIR/$3.per" "$PDIR/$2.per" | sort -gr)
-	total=$(awk '$2 == "TOTAL" { printf "%.0f", $1 }' <<<"$extra")
-	top=$(awk '$2 != "TOTAL" && $1 > 0' <<<"$extra" | head -n 15 |
-		awk '{ printf "%s%s +%.1f", (NR > 1 ? ", " : ""), $2, $1 }')
-	echo "$1: $2 over $3 $total samples/MiB: $top"
+			for (k in d) { sum += d[k]; printf "%s\t%s\n", d[k], k }
+			printf "%s\tTOTAL\n", sum
+		}' "$PDIR/$3.per" "$PDIR/$2.per" | sort -t "$(printf '\t')" -k1,1gr)
+	total=$(awk -F '\t' '$2 == "TOTAL" { printf "%+.0f", $1 }' <<<"$extra")
+	top=$(awk -F '\t' '$2 != "TOTAL" && $1 > 0' <<<"$extra" | head -n 15 |
+		awk -F '\t' '{ printf "%s%s +%.1f", (NR > 1 ? ", " : ""), $2, $1 }')
+	echo "$1: $2 over $3 $total insns/KiB: $top"
 }
 
 # The drivers under the profiler: trunc through igb_rs and through the C
@@ -780,8 +770,8 @@ profile_extra() { # line a b
 # RSS table, no rule), each after a warming run; the device ends on the
 # driver it had.
 #
-#   driver-rx-profile: DRIVER N samples/MiB: SYM P%, ...
-#   driver-rx-profile-extra: igb_rs over igb N samples/MiB: SYM +n, ...
+#   driver-rx-profile: DRIVER N insns/KiB, B blocks/KiB: FUNC P%, ...
+#   driver-rx-profile-extra: igb_rs over igb +N insns/KiB: FUNC +n, ...
 profile_drivers() {
 	local drv rc=0
 	DEV_ARGS=()
@@ -802,8 +792,8 @@ profile_drivers() {
 
 profile_pass() {
 	local mode
-	command -v perf >/dev/null || {
-		log "no perf in the guest: make setup installs linux-perf"
+	[ -n "${HOSTCPU:-}" ] && [ -f "$HOSTCPU/insns.req" ] || {
+		log "no instruction counter: make bench PROFILE=1 boots QEMU with harness/insncount.c"
 		return 1
 	}
 	if ! setup; then
@@ -812,12 +802,8 @@ profile_pass() {
 		return 1
 	fi
 	PDIR=$(mktemp -d)
-	# Symbols for what perf samples in the kernel.
+	# The kernel's addresses in /proc/kallsyms.
 	echo 0 >/proc/sys/kernel/kptr_restrict
-	echo -1 >/proc/sys/kernel/perf_event_paranoid
-	# Under TCG a sample's interrupt is slow: the kernel would lower the
-	# rate by itself mid-run and the modes would not be comparable.
-	echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 	# As the correctness run of the other passes: the receiver on the CPU
 	# the 82576 interrupts.
 	run trunc 1 $((CHECK_MB * 1024 * 1024)) && pick_cpus

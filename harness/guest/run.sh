@@ -24,8 +24,9 @@
 # for devmem, copy and MSG_TRUNC, and the peer's, at MTU 1500 and 9000;
 # then igb_rs against the C igb; bench-rx-standard, -jumbo and -drivers
 # run one of its passes), bench-profile (where devmem receive's CPU goes,
-# and igb_rs's against the C igb's: perf profiles of each receive mode
-# and of each driver), bench-tx (devmem TX
+# and igb_rs's against the C igb's: the receiving CPU's instructions by
+# function, counted by QEMU, for each receive mode and each driver),
+# bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #

@@ -46,6 +46,14 @@
 #   driver-rx-profile: <driver> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
 #   driver-rx-profile-extra: igb_rs over igb +<n> insns/KiB: <func> +<n>, ...
 #
+# and, last, the same receive modes on the C core's kernel (its boot of
+# bench-profile-devmem, with the counter), with what both cores' devmem
+# runs take:
+#
+#   devmem-rx-profile: <mode> ... (c core)
+#   devmem-rx-profile-extra: devmem over trunc ... (c core)
+#   devmem-rx-profile-cores: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio <r>; over trunc: rust core +<n>, c core +<n>
+#
 # Benchmarks report; they pass or fail only on correctness.
 
 set -euo pipefail
@@ -105,6 +113,7 @@ if [ -n "${PROFILE:-}" ]; then
 		VM_APPEND=$append "$HARNESS_DIR/vm.sh" "$res_p" bench-profile
 	prof=$(grep -E '^(devmem|driver)-rx-profile(-extra)?: ' "$res_p/bench-profile.tap" || true)
 	[ -n "$prof" ] || die "bench-profile printed nothing; see $res_p/bench-profile.tap"
+	[ "$(cat "$res_p/bench-profile.rc")" = 0 ] || die "bench-profile: a run failed; see $res_p/bench-profile.tap"
 	grep '^# ' "$res_p/bench-profile.tap" >&2 || true
 fi
 grep '^# ' "$res/bench-net.tap" >&2 || true
@@ -151,3 +160,27 @@ done
 for r in "$res" "$res_c"; do
 	[ "$(cat "$r/bench-tx.rc")" = 0 ] || die "bench-tx: a run failed; see $r/bench-tx.tap"
 done
+[ -n "${PROFILE:-}" ] || exit 0
+
+# The receive modes' profile on the C core: the same driver, pages and
+# token path, the C core's dma-buf provider (gen_pool) in place of the
+# Rust core's.
+res_pc=$CACHE_DIR/bench-profile-c
+HOST_CPU=1 INSN_PLUGIN=$plugin KERNEL_IMAGE=$C_KBUILD_OUT/arch/x86/boot/bzImage \
+	VM_APPEND=$append "$HARNESS_DIR/vm.sh" "$res_pc" bench-profile-devmem
+[ "$(cat "$res_pc/bench-profile-devmem.rc")" = 0 ] ||
+	die "bench-profile-devmem (C core): a run failed; see $res_pc/bench-profile-devmem.tap"
+prof_c=$(grep -E '^devmem-rx-profile(-extra)?: ' "$res_pc/bench-profile-devmem.tap" || true)
+[ -n "$prof_c" ] || die "bench-profile-devmem (C core) printed nothing; see $res_pc/bench-profile-devmem.tap"
+echo "# C core:" >&2
+grep '^# ' "$res_pc/bench-profile-devmem.tap" >&2 || true
+sed 's/$/ (c core)/' <<<"$prof_c"
+# "<insns/KiB of devmem> <devmem over trunc>" from profile lines $1.
+devmem_insns() {
+	awk '$1 == "devmem-rx-profile:" && $2 == "devmem" { n = $3 }
+		$1 == "devmem-rx-profile-extra:" { x = $5 }
+		END { print n + 0, x }' <<<"$1"
+}
+read -r rust_n rust_x < <(devmem_insns "$prof")
+read -r c_n c_x < <(devmem_insns "$prof_c")
+echo "devmem-rx-profile-cores: devmem rust core $rust_n insns/KiB, c core $c_n insns/KiB, ratio $(ratio "$rust_n" "$c_n"); over trunc: rust core $rust_x, c core $c_x"

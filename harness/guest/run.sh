@@ -25,7 +25,8 @@
 # then igb_rs against the C igb; bench-rx-standard, -jumbo and -drivers
 # run one of its passes), bench-profile (where devmem receive's CPU goes,
 # and igb_rs's against the C igb's: the receiving CPU's instructions by
-# function, counted by QEMU, for each receive mode and each driver),
+# function, counted by QEMU, for each receive mode and each driver;
+# bench-profile-devmem for the receive modes alone),
 # bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
@@ -485,6 +486,7 @@ for suite in "$@"; do
 	# One pass of it: bench-rx-standard, -jumbo, -drivers.
 	bench-rx-*) "$(dirname "$0")/bench_rx.sh" "${suite#bench-rx-}" ;;
 	bench-profile) "$(dirname "$0")/bench_rx.sh" profile ;;
+	bench-profile-devmem) "$(dirname "$0")/bench_rx.sh" profile-devmem ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1

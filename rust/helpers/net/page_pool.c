@@ -10,6 +10,12 @@ rust_helper_page_pool_put_full_netmem(struct page_pool *pool, netmem_ref netmem,
 	page_pool_put_full_netmem(pool, netmem, allow_direct);
 }
 
+__rust_helper void rust_helper_page_pool_fragment_netmem(netmem_ref netmem,
+							 long nr)
+{
+	page_pool_fragment_netmem(netmem, nr);
+}
+
 __rust_helper dma_addr_t
 rust_helper_page_pool_get_dma_addr_netmem(netmem_ref netmem)
 {

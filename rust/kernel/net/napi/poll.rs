@@ -308,6 +308,12 @@ impl NapiPool<'_> {
         self.0.alloc()
     }
 
+    /// A whole buffer as two halves ([`Pool::alloc_halves`]).
+    #[inline]
+    pub fn alloc_halves(&mut self) -> Option<[PoolNetmem; 2]> {
+        self.0.alloc_halves()
+    }
+
     /// `size` bytes of a buffer shared with other allocations
     /// ([`Pool::alloc_frag`]).
     #[inline]

@@ -146,6 +146,9 @@ pub(crate) struct RxRing {
     desc: Coherent<[Desc]>,
     /// A slot per descriptor: the buffers of the armed ones.
     slots: KVec<RxSlot>,
+    /// The second half of the host page the last payload buffer was the
+    /// first half of, when payload buffers are halves: the next one.
+    spare: Option<PoolNetmem>,
     /// Payload buffers: host pages, or the queue's memory provider's. The
     /// ring's own while it is filled from process context, then the
     /// queue's NAPI's ([`RxRing::attach_napi`]).
@@ -359,6 +362,7 @@ impl RxRing {
         let mut ring = Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             slots,
+            spare: None,
             pool: None,
             napi_pool: None,
             hdr_pool,
@@ -460,7 +464,12 @@ impl RxRing {
         while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
             let buf = if self.frag {
-                pool.alloc_frag(self.buf_size)
+                // One allocation per two descriptors: a page, cut in two.
+                self.spare.take().or_else(|| {
+                    let [first, second] = pool.alloc_halves()?;
+                    self.spare = Some(second);
+                    Some(first)
+                })
             } else {
                 pool.alloc()
             };

@@ -425,9 +425,9 @@ add() { # key value
 	VALS[$1]+="$2 "
 }
 
-# x/y with two decimals, n/a when either is 0 or missing.
+# x/y with two decimals, n/a when either is 0, n/a or missing.
 div() {
-	echo "${1:-0} ${2:-0}" | awk '{ if ($1 > 0 && $2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
+	echo "${1:-0} ${2:-0}" | awk '{ if ($1 + 0 > 0 && $2 + 0 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
 }
 
 # The median of a list of numbers, as printf format $2 ("%.0f" by
@@ -454,12 +454,21 @@ timed() { # mode flows round [label]
 	fi
 	bytes=${RES[bytes]}
 	wall=${RES[wall_ns]}
-	per=$((RX_NS * 1024 / bytes))
-	tx_per=$((TX_NS * 1024 / bytes))
+	# A CPU whose idle time came out as long as the span or longer (the
+	# guest's idle clock and its wall clock disagree under TCG: seen on
+	# the receiver's CPU, busy with the run) has no busy time to give:
+	# n/a, which the medians and ratios leave out, not 0.
+	per=n/a tx_per=n/a rxb=n/a txb=n/a
+	if ((RX_NS > 0)); then
+		per=$((RX_NS * 1024 / bytes))
+		rxb=$((RX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
+	fi
+	if ((TX_NS > 0)); then
+		tx_per=$((TX_NS * 1024 / bytes))
+		txb=$((TX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
+	fi
 	own=$(((RES[user_ns] + RES[sys_ns]) * 1024 / bytes))
 	mbps=$((bytes * 8000 / wall))
-	rxb=$((RX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
-	txb=$((TX_NS / 10 / (WIN_US > 0 ? WIN_US : 1)))
 	read -r _ _ _ _ _ sender <<<"$SENT"
 	if [ -n "$HOST" ]; then
 		read -r hw hv ho <<<"$HOST"

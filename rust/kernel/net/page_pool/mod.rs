@@ -237,6 +237,7 @@ impl Pool {
     }
 
     /// The pool as its memory provider sees it.
+    #[inline]
     pub fn as_page_pool(&self) -> &PagePool {
         // SAFETY: valid while `self` lives.
         unsafe { PagePool::from_raw(self.ptr.as_ptr()) }
@@ -295,15 +296,13 @@ impl Pool {
     #[inline]
     pub fn alloc_halves(&mut self) -> Option<[PoolNetmem; 2]> {
         let whole = self.alloc()?;
+        let half = whole.size() / 2;
         let (netmem, _) = whole.into_raw();
         // SAFETY: `netmem` is a buffer the pool just handed out, not a
         // fragment (`alloc`): it holds the pool's one reference, which was
         // ours alone (the pool hands a buffer out only once every
         // reference to it came back) and which this turns into two.
         unsafe { bindings::page_pool_fragment_netmem(netmem.as_raw(), 2) };
-        // CAST: a buffer of at most `MAX_PAGE_ORDER` (checked in `new`)
-        // fits a u32.
-        let half = ((crate::page::PAGE_SIZE << self.as_page_pool().order()) / 2) as u32;
         // INVARIANT: each half holds one of the two references, and the two
         // are disjoint.
         let part = |offset| PoolNetmem {

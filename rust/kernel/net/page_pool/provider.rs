@@ -47,12 +47,14 @@ impl PagePool {
     /// # Safety
     ///
     /// `ptr` points to a page pool that stays valid for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::page_pool) -> &'a Self {
         // SAFETY: transparent wrapper; valid per the caller.
         unsafe { &*ptr.cast() }
     }
 
     /// The C `struct page_pool`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::page_pool {
         self.0.get()
     }
@@ -64,6 +66,7 @@ impl PagePool {
     }
 
     /// The allocation order of the pool's buffers (`p.order`).
+    #[inline]
     pub fn order(&self) -> u32 {
         // SAFETY: set at creation, read-only afterwards.
         unsafe { (*self.as_raw()).p.order }

@@ -147,8 +147,9 @@ pub(crate) struct RxRing {
     /// A slot per descriptor: the buffers of the armed ones.
     slots: KVec<RxSlot>,
     /// The second half of the host page the last payload buffer was the
-    /// first half of, when payload buffers are halves: the next one.
-    spare: Option<PoolNetmem>,
+    /// first half of, when payload buffers are halves: the next one, with
+    /// its device address (the page's mapping, looked up once for both).
+    spare: Option<(PoolNetmem, DmaAddress)>,
     /// Payload buffers: host pages, or the queue's memory provider's. The
     /// ring's own while it is filled from process context, then the
     /// queue's NAPI's ([`RxRing::attach_napi`]).
@@ -463,21 +464,31 @@ impl RxRing {
         let mut any = false;
         while self.armed < self.len() - 1 {
             let i = self.next_to_fill;
-            let buf = if self.frag {
+            // Every pool here maps its buffers, and the buffers are
+            // `pool`'s.
+            let (buf, addr) = match self.spare.take() {
+                Some(spare) => spare,
                 // One allocation per two descriptors: a page, cut in two.
-                self.spare.take().or_else(|| {
-                    let [first, second] = pool.alloc_halves()?;
-                    self.spare = Some(second);
-                    Some(first)
-                })
-            } else {
-                pool.alloc()
+                None if self.frag => {
+                    let Some([first, second]) = pool.alloc_halves() else {
+                        return Ok((any, true));
+                    };
+                    let addr = first.dma_addr(&pool).ok_or(EINVAL)?;
+                    // Two parts of one buffer, at their offsets in its
+                    // mapping.
+                    let off = second.offset() - first.offset();
+                    self.spare = Some((second, addr + DmaAddress::from(off)));
+                    (first, addr)
+                }
+                None => {
+                    let Some(buf) = pool.alloc() else {
+                        return Ok((any, true));
+                    };
+                    let addr = buf.dma_addr(&pool).ok_or(EINVAL)?;
+                    (buf, addr)
+                }
             };
-            let Some(buf) = buf else {
-                return Ok((any, true));
-            };
-            // Every pool here maps its buffers, and `buf` is `pool`'s.
-            let pkt = buf.dma_addr(&pool).ok_or(EINVAL)? + DmaAddress::from(self.headroom);
+            let pkt = addr + DmaAddress::from(self.headroom);
             let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
             let hdr = match &mut self.hdr_pool {
                 Some(p) => {
@@ -494,7 +505,10 @@ impl RxRing {
             };
             slot.addrs = (pkt, hdr);
             slot.buf = Some(buf);
-            self.write_desc(i)?;
+            // Read format: packet buffer address, then header buffer
+            // address: as `write_desc`, with the slot at hand.
+            io_write!(self.desc, [try: i][build: 0], pkt.to_le());
+            io_write!(self.desc, [try: i][build: 1], hdr.to_le());
             self.next_to_fill = wrap(i, 1, self.len());
             self.armed += 1;
             any = true;

@@ -364,13 +364,16 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
 
 /// The flow of `frame` if it is a connection request: an Ethernet frame
 /// carrying a TCP segment with SYN set and ACK clear, over IPv4 without
-/// fragmentation or IPv6 without extension headers.
+/// fragmentation or IPv6 without extension headers. Every TCP frame of a
+/// queue a rule learns from comes here: the flags are read before the
+/// addresses, which only a request needs.
 pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
     const TCP: u8 = 6;
     const SYN: u8 = 0x02;
     const ACK: u8 = 0x10;
     let l3 = 14;
-    let (src, dst, l4) = match be16(frame, 12)? {
+    // The IP header, whether it is IPv4's, and where TCP's starts.
+    let (ip, v4, l4) = match be16(frame, 12)? {
         0x0800 => {
             let ip = frame.get(l3..l3 + 20)?;
             let ihl = usize::from(ip[0] & 0xf) * 4;
@@ -378,18 +381,14 @@ pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
             if ip[9] != TCP || be16(ip, 6)? & 0x3fff != 0 || ihl < 20 {
                 return None;
             }
-            let s: [u8; 4] = ip[12..16].try_into().ok()?;
-            let d: [u8; 4] = ip[16..20].try_into().ok()?;
-            (IpAddr::from(s), IpAddr::from(d), l3 + ihl)
+            (ip, true, l3 + ihl)
         }
         0x86dd => {
             let ip = frame.get(l3..l3 + 40)?;
             if ip[6] != TCP {
                 return None;
             }
-            let s: [u8; 16] = ip[8..24].try_into().ok()?;
-            let d: [u8; 16] = ip[24..40].try_into().ok()?;
-            (IpAddr::from(s), IpAddr::from(d), l3 + 40)
+            (ip, false, l3 + 40)
         }
         _ => return None,
     };
@@ -397,6 +396,15 @@ pub(crate) fn syn_tuple(frame: &[u8]) -> Option<Tuple> {
     if flags & (SYN | ACK) != SYN {
         return None;
     }
+    let (src, dst) = if v4 {
+        let s: [u8; 4] = ip[12..16].try_into().ok()?;
+        let d: [u8; 4] = ip[16..20].try_into().ok()?;
+        (IpAddr::from(s), IpAddr::from(d))
+    } else {
+        let s: [u8; 16] = ip[8..24].try_into().ok()?;
+        let d: [u8; 16] = ip[24..40].try_into().ok()?;
+        (IpAddr::from(s), IpAddr::from(d))
+    };
     Some(Tuple {
         src,
         dst,
@@ -923,5 +931,49 @@ mod tests {
         assert_eq!(syn_tuple(&f), None);
         // Truncated.
         assert_eq!(syn_tuple(&f[..40]), None);
+        // A fragment's SYN-looking bytes.
+        f[34 + 13] = 0x02;
+        f[14 + 6] = 0x20;
+        assert_eq!(syn_tuple(&f), None);
+        f[14 + 6] = 0;
+        // Not TCP.
+        f[14 + 9] = 17;
+        assert_eq!(syn_tuple(&f), None);
+    }
+
+    #[test]
+    fn syns_are_recognised_over_ipv6() {
+        let mut f = [0u8; 14 + 40 + 20];
+        f[12..14].copy_from_slice(&[0x86, 0xdd]);
+        f[14] = 0x60;
+        f[14 + 6] = 6;
+        let (mut s, mut d) = ([0u8; 16], [0u8; 16]);
+        s[..2].copy_from_slice(&[0xfd, 0x00]);
+        s[15] = 1;
+        d[..2].copy_from_slice(&[0xfd, 0x00]);
+        d[15] = 2;
+        f[14 + 8..14 + 24].copy_from_slice(&s);
+        f[14 + 24..14 + 40].copy_from_slice(&d);
+        f[54..56].copy_from_slice(&40000u16.to_be_bytes());
+        f[56..58].copy_from_slice(&5201u16.to_be_bytes());
+        f[54 + 13] = 0x02;
+        assert_eq!(
+            syn_tuple(&f),
+            Some(Tuple {
+                src: IpAddr::from(s),
+                dst: IpAddr::from(d),
+                sport: 40000,
+                dport: 5201,
+            })
+        );
+        // A data segment (ACK), as most are.
+        f[54 + 13] = 0x10;
+        assert_eq!(syn_tuple(&f), None);
+        // Cut before the flags.
+        f[54 + 13] = 0x02;
+        assert_eq!(syn_tuple(&f[..54 + 13]), None);
+        // An extension header first (hop-by-hop options).
+        f[14 + 6] = 0;
+        assert_eq!(syn_tuple(&f), None);
     }
 }

@@ -851,7 +851,10 @@ mod tests {
                 Params,
                 PoolNetmem, //
             },
-            skbuff::RX_HEADROOM, //
+            skbuff::{
+                build_buf_size,
+                RX_HEADROOM, //
+            },
         },
         sync::SetOnce,
     };
@@ -1030,6 +1033,10 @@ mod tests {
         /// A packet built around a buffer of any size has its shared info
         /// aligned to a cache line.
         pub(super) const SHINFO_ALIGNED: u32 = 1 << 4;
+        /// Buffers of `build_buf_size(len)` carved one after the other
+        /// from a page each take a packet of `len` bytes, shared info
+        /// aligned.
+        pub(super) const BUILD_BUF_SIZE_FITS: u32 = 1 << 6;
     }
 
     /// What the receive test's poll found (`check` bits).
@@ -1174,6 +1181,39 @@ mod tests {
         if aligned {
             ok |= check::SHINFO_ALIGNED;
         }
+        // Back to back from the start of a page (earlier buffers of other
+        // sizes left the pool's current page at an odd offset), each as
+        // full as it may be.
+        const LEN: u32 = 256;
+        let mut built = 0;
+        let mut fits = true;
+        for _ in 0..16 {
+            let Some(buf) = synced_buf(&mut rx, id, Some(build_buf_size(LEN)), RX_HEADROOM, LEN)
+            else {
+                break;
+            };
+            if built == 0 && buf.offset() != 0 {
+                continue;
+            }
+            match rx.build_skb(buf, RX_HEADROOM, LEN) {
+                Ok(skb) => {
+                    // SAFETY: as above.
+                    let shinfo = unsafe { bindings::skb_shinfo(skb.as_raw()) };
+                    // CAST: a small power of two.
+                    fits &= (shinfo as usize) % (bindings::SMP_CACHE_BYTES as usize) == 0
+                        && skb.len() == LEN;
+                    skb.consume();
+                }
+                Err(_) => fits = false,
+            }
+            built += 1;
+            if built == 3 {
+                break;
+            }
+        }
+        if fits && built == 3 {
+            ok |= check::BUILD_BUF_SIZE_FITS;
+        }
         // A clone, as `start_xmit` may get one: its data is not its alone.
         if let Some(skb) = rx.alloc_skb(64) {
             // SAFETY: a packet of ours; the clone is a new one, ours too.
@@ -1299,6 +1339,7 @@ mod tests {
         assert_ne!(ok & check::CLONES_LEFT_ALONE, 0);
         assert_ne!(ok & check::SHINFO_ALIGNED, 0);
         assert_ne!(ok & check::SYNCED_ONLY, 0);
+        assert_ne!(ok & check::BUILD_BUF_SIZE_FITS, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

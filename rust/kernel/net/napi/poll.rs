@@ -456,9 +456,11 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// `napi_alloc_skb` sets it: GRO reads it (`netif_elide_gro`). Hands
     /// the buffer back when the frame and the shared info do not fit in
     /// it, or memory runs out.
-    // As in `alloc_skb`.
+    // As in `alloc_skb`. Inline: a driver builds every frame with it,
+    // from more than one place (a whole frame, a split frame's headers).
     #[cfg(CONFIG_PAGE_POOL)]
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
+    #[inline]
     pub fn build_skb(
         &self,
         buf: PoolNetmem,

@@ -32,6 +32,7 @@ mod tx;
 
 pub use dropreason::DropReason;
 pub use rx::{
+    build_buf_size,
     RX_HEADROOM,
     SHINFO_ROOM, //
 };

@@ -32,6 +32,15 @@ pub const SHINFO_ROOM: u32 = {
     size.next_multiple_of(align) as u32
 };
 
+/// The bytes a buffer takes for a packet of up to `len` bytes to be built
+/// around it (`napi_build_skb`): [`RX_HEADROOM`] before the frame, the
+/// shared info after it, at the cache line alignment it needs. A multiple
+/// of that alignment, so that buffers of this size carved one after the
+/// other from the start of a page each have their shared info aligned.
+pub const fn build_buf_size(len: u32) -> u32 {
+    (RX_HEADROOM + len).next_multiple_of(bindings::SMP_CACHE_BYTES) + SHINFO_ROOM
+}
+
 impl SkBuff {
     /// Appends the `len` bytes of page pool buffer `buf` starting `off`
     /// bytes into it as a frag (`skb_add_rx_frag_netmem`) that accounts

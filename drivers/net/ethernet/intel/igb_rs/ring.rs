@@ -57,6 +57,7 @@ use kernel::{
             PoolNetmem, //
         },
         skbuff::{
+            build_buf_size,
             DropReason,
             SkBuff,
             TxMap,
@@ -104,8 +105,12 @@ fn wrap(i: usize, k: usize, len: usize) -> usize {
     }
 }
 
-/// Bytes per header buffer, with header split.
+/// Bytes the device writes at most to a header buffer, with header split
+/// (SRRCTL.BSIZEHEADER).
 pub(crate) const HDR_SIZE: u32 = 256;
+/// Bytes per header buffer: the skb of a split frame is built around its
+/// headers, [`RX_HEADROOM`] into the buffer, with its shared info after.
+const HDR_BUF: u32 = build_buf_size(HDR_SIZE);
 /// The largest receive buffer (SRRCTL takes up to 127 KiB; 16 KiB covers
 /// the large `net_iov`s devmem asks for).
 pub(crate) const MAX_RX_BUF: u32 = 16384;
@@ -350,8 +355,8 @@ impl RxRing {
             0
         };
         let hdr_pool = if split {
-            // CAST: 16 header buffers a page.
-            let per_page = (PAGE_SIZE as u32 / HDR_SIZE).max(1);
+            // CAST: 6 header buffers a 4 KiB page.
+            let per_page = (PAGE_SIZE as u32 / HDR_BUF).max(1);
             Some(Pool::new(&Params::new(dev, 0, 2 * n / per_page))?)
         } else {
             None
@@ -493,11 +498,11 @@ impl RxRing {
             let hdr = match &mut self.hdr_pool {
                 Some(p) => {
                     // A frame's later descriptors left theirs here.
-                    let h = match slot.hdr.take().or_else(|| p.alloc_frag(HDR_SIZE)) {
+                    let h = match slot.hdr.take().or_else(|| p.alloc_frag(HDR_BUF)) {
                         Some(h) => h,
                         None => return Ok((any, true)),
                     };
-                    let addr = h.dma_addr(p).ok_or(EINVAL)?;
+                    let addr = h.dma_addr(p).ok_or(EINVAL)? + DmaAddress::from(RX_HEADROOM);
                     slot.hdr = Some(h);
                     addr
                 }
@@ -560,23 +565,21 @@ impl RxRing {
         if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
-        // CAST: at most HDR_SIZE, checked above.
-        let head = &mut [0; HDR_SIZE as usize][..hlen as usize];
         // Header buffers are host pages, which the CPU can always read; a
-        // header buffer comes with the header pool.
+        // header buffer comes with the header pool. The device wrote the
+        // headers `RX_HEADROOM` bytes into it: the skb is built around
+        // them, where they are.
         let hdr_pool = self.hdr_pool.as_ref().ok_or(DropReason::DevReady)?;
-        hdr.sync_for_cpu(hdr_pool, 0, hlen)
-            .copy_to(head)
-            .map_err(|_| DropReason::HdrTrunc)?;
-        let head = &*head;
+        let synced = hdr.sync_for_cpu(hdr_pool, RX_HEADROOM, hlen);
         if let Some((f, hash)) = watch {
+            // CAST: at most HDR_SIZE, checked above.
+            let head = &mut [0; HDR_SIZE as usize][..hlen as usize];
+            synced.copy_to(head).map_err(|_| DropReason::HdrTrunc)?;
             f(head, hash);
         }
-        let mut skb = napi.alloc_skb(hlen).ok_or(DropReason::NoMem)?;
-        if skb.put_data(head).is_err() {
-            return Err(drop_skb(skb, DropReason::NoMem));
-        }
-        drop(hdr);
+        let mut skb = napi
+            .build_skb(hdr, RX_HEADROOM, hlen)
+            .map_err(|_| DropReason::NoMem)?;
         if len > 0 {
             buf.sync_for_cpu(pool, 0, len);
             // A new skb has its frag slots free, and `len` fits the buffer:

@@ -46,6 +46,10 @@
 #   driver-rx-profile: <driver> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
 #   driver-rx-profile-extra: igb_rs over igb +<n> insns/KiB: <func> +<n>, ...
 #
+# and keeps every function's count of each profiled run in
+# the boot's results directory, hostcpu/<mode or driver>.per
+# (~/.cache/devmem-rs/bench-profile, bench-profile-c).
+#
 # and, last, the same receive modes on the C core's kernel (its boot of
 # bench-profile-devmem, with the counter), with what both cores' devmem
 # runs take:

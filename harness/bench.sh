@@ -46,8 +46,9 @@
 #   driver-rx-profile: <driver> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
 #   driver-rx-profile-extra: igb_rs over igb +<n> insns/KiB: <func> +<n>, ...
 #
-# and keeps every function's count of each profiled run in
-# the boot's results directory, hostcpu/<mode or driver>.per
+# (each driver's line the mean of two runs, in the order igb_rs, igb, igb,
+# igb_rs), and keeps every function's count of each profiled run in the
+# boot's results directory, hostcpu/<mode, driver or driver.run>.per
 # (~/.cache/devmem-rs/bench-profile, bench-profile-c).
 #
 # and, last, the same receive modes on the C core's kernel (its boot of

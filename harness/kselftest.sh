@@ -24,6 +24,12 @@ ln -sf /usr/bin/python3 "$pybin/python3"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null ||
 	die "/usr/bin/python3 has no PyYAML (python3-yaml): run 'make setup'"
 
+# make does not see a change of flags: a program built before the
+# Makefile last changed (devmem_rx_bench's -O2) is built again.
+hw=$KERNEL_TREE/tools/testing/selftests/drivers/net/hw
+bench=$KBUILD_OUT/kselftest/drivers/net/hw/devmem_rx_bench
+[ ! -e "$bench" ] || [ "$bench" -nt "$hw/Makefile" ] || rm -f "$bench"
+
 info "building kselftests: $KSFT_TARGETS"
 if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)" \
 	TARGETS="$KSFT_TARGETS" KSFT_INSTALL_PATH="$KSFT_DIR" \
@@ -38,7 +44,6 @@ fi
 # -luring placed before the source). Build it alone, with bash, clang and
 # the kernel's UAPI headers ahead of bookworm's, which liburing >= 2.10's
 # headers need.
-hw=$KERNEL_TREE/tools/testing/selftests/drivers/net/hw
 zcrx=$KBUILD_OUT/kselftest/drivers/net/hw/iou-zcrx
 if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include make -C "$hw" LLVM=1 CC=clang SHELL=/bin/bash \
 	OUTPUT="$(dirname "$zcrx")" "$zcrx" >>"$log" 2>&1; then

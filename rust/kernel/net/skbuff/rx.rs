@@ -37,8 +37,34 @@ pub const SHINFO_ROOM: u32 = {
 /// shared info after it, at the cache line alignment it needs. A multiple
 /// of that alignment, so that buffers of this size carved one after the
 /// other from the start of a page each have their shared info aligned.
+/// `u32::MAX` for a length no buffer could take (the size would not fit a
+/// `u32`), which no allocation gives and `NapiRx::build_skb` refuses: it
+/// never panics, nor wraps to a small size.
+///
+/// ```
+/// use kernel::net::skbuff::{
+///     build_buf_size,
+///     RX_HEADROOM,
+///     SHINFO_ROOM, //
+/// };
+///
+/// let n = build_buf_size(256);
+/// assert!(n >= RX_HEADROOM + 256 + SHINFO_ROOM);
+/// assert_eq!(build_buf_size(u32::MAX), u32::MAX);
+/// assert_eq!(build_buf_size(u32::MAX - RX_HEADROOM), u32::MAX);
+/// ```
 pub const fn build_buf_size(len: u32) -> u32 {
-    (RX_HEADROOM + len).next_multiple_of(bindings::SMP_CACHE_BYTES) + SHINFO_ROOM
+    // CAST: u32 to u64 is lossless; a small power of two.
+    let align = bindings::SMP_CACHE_BYTES as u64;
+    // CAST: as above; the sum of two u32s fits a u64, and so does it
+    // rounded up to a small power of two plus a u32.
+    let size = (RX_HEADROOM as u64 + len as u64).next_multiple_of(align) + SHINFO_ROOM as u64;
+    if size > u32::MAX as u64 {
+        u32::MAX
+    } else {
+        // CAST: checked above.
+        size as u32
+    }
 }
 
 impl SkBuff {

@@ -59,6 +59,12 @@
 #   devmem-rx-profile-extra: devmem over trunc ... (c core)
 #   devmem-rx-profile-cores: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio <r>; over trunc: rust core +<n>, c core +<n>
 #
+# The first line says how the benchmark kernels were built:
+#
+#   bench-kernel: clang <v>, rustc <v> (LLVM <v>), C helpers inlined into Rust (CONFIG_RUST_INLINE_HELPERS=y)
+#
+# (INLINE_HELPERS=0: make check's clang and the helpers as calls; below).
+#
 # Benchmarks report; they pass or fail only on correctness.
 
 set -euo pipefail
@@ -73,9 +79,28 @@ set -euo pipefail
 # a directory of its own, so that neither undoes make check's.
 BENCH_CONFIG="CONFIG_PROVE_LOCKING=n CONFIG_DEBUG_ATOMIC_SLEEP=n CONFIG_DMA_API_DEBUG=n
 	CONFIG_DEBUG_NET=n CONFIG_DEBUG_KMEMLEAK=n"
+# Rust calls the C kernel's static inline functions and macros through
+# exported helpers (rust/helpers/); C inlines them. Both benchmark kernels
+# inline the helpers into the Rust code (CONFIG_RUST_INLINE_HELPERS), as
+# a kernel built for speed would: their bitcode is linked into each Rust
+# object, which needs clang on rustc's LLVM (22 for rustc 1.95; setup.sh
+# bench-toolchain installs it). C code then comes from that clang too, on
+# both sides of every comparison. INLINE_HELPERS=0: make check's clang 19
+# and the helpers as calls, as most kernels that build Rust have them.
+INLINE_HELPERS=${INLINE_HELPERS:-1}
 main_out=$KBUILD_OUT
 export KBUILD_OUT=$CACHE_DIR/build-bench
-seed_build_dir "$KBUILD_OUT" "$main_out"
+if [ "$INLINE_HELPERS" = 1 ]; then
+	"$HARNESS_DIR/setup.sh" bench-toolchain
+	llvm=$(rustc_llvm_major)
+	export KBUILD_LLVM=-$llvm
+	export LATE_CONFIG="CONFIG_EXPERT=y CONFIG_RUST_INLINE_HELPERS=y"
+	toolchain="clang $(clang-"$llvm" -dumpversion), rustc $(rustc -vV | sed -n 's/^release: //p') (LLVM $(rustc -vV | sed -n 's/^LLVM version: //p')), C helpers inlined into Rust (CONFIG_RUST_INLINE_HELPERS=y)"
+else
+	# make check's objects are this compiler's: build from them.
+	seed_build_dir "$KBUILD_OUT" "$main_out"
+	toolchain="clang $(clang -dumpversion), rustc $(rustc -vV | sed -n 's/^release: //p'), C helpers called from Rust"
+fi
 EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG CONFIG_NET_DEVMEM_RUST_BENCH=y" "$HARNESS_DIR/kernel.sh"
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
@@ -124,15 +149,18 @@ fi
 grep '^# ' "$res/bench-net.tap" >&2 || true
 grep '^# ' "$res/bench-rx.tap" >&2 || true
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
+echo "bench-kernel: $toolchain"
 printf '%s\n%s\n%s\n' "$lines" "$net" "$rx"
 [ -z "$prof" ] || printf '%s\n' "$prof"
 
 # The TX send path on the C core: its kernel, booted for bench-tx alone,
 # with the same command line.
 res_c=$CACHE_DIR/bench-c
-# make check's C-core build seeds it when there is one.
+# make check's C-core build seeds it when there is one (and its
+# compiler is the benchmark's).
 seed=$main_out
 [ -f "$C_KBUILD_OUT/.config" ] && seed=$C_KBUILD_OUT
+[ "$INLINE_HELPERS" = 1 ] && seed=/nonexistent
 C_KBUILD_OUT=$CACHE_DIR/build-bench-c
 EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG" build_c_kernel "$seed"
 KERNEL_IMAGE=$C_KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \

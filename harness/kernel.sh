@@ -21,6 +21,13 @@
 #                          the tree defines is not an error (a commit before
 #                          the one that adds it)
 #   CONFIG_ONLY=1          resolve and check the configuration, build nothing
+#
+# For make bench (bench.sh):
+#   KBUILD_LLVM=-22        make's LLVM= (default 1): clang-22, ld.lld-22, ...
+#   LATE_CONFIG="..."      options set on the resolved configuration (then
+#                          olddefconfig), not through allnoconfig: options
+#                          such as CONFIG_EXPERT=y, which under allnoconfig
+#                          would turn off everything they make visible
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,8 +39,10 @@ else
 fi
 JOBS=${JOBS:-$(nproc)}
 EXTRA_CONFIG=${EXTRA_CONFIG:-}
+KBUILD_LLVM=${KBUILD_LLVM:-1}
+LATE_CONFIG=${LATE_CONFIG:-}
 
-kmake() { make -s -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 "$@"; }
+kmake() { make -s -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM="$KBUILD_LLVM" "$@"; }
 
 mkdir -p "$KBUILD_OUT"
 
@@ -49,12 +58,28 @@ new=$(mktemp "$KBUILD_OUT/config.XXXXXX")
 # shellcheck disable=SC2086
 cat $FRAGMENTS >"$new"
 for item in $EXTRA_CONFIG; do echo "$item" >>"$new"; done
+# A change of compiler or of the late options configures afresh too.
+if [ "$KBUILD_LLVM" != 1 ] || [ -n "$LATE_CONFIG" ]; then
+	printf '# LLVM=%s LATE_CONFIG=%s\n' "$KBUILD_LLVM" "$(xargs <<<"$LATE_CONFIG")" >>"$new"
+fi
 if [ "${RECONFIGURE:-0}" = 1 ] || ! cmp -s "$new" "$want" || [ ! -f "$KBUILD_OUT/.config" ]; then
 	mv "$new" "$want"
 	info "configuring (allnoconfig + $(grep -c '^CONFIG_' "$want") options)"
 	kmake KCONFIG_ALLCONFIG="$want" allnoconfig >/dev/null
 else
 	rm -f "$new"
+	kmake olddefconfig >/dev/null
+fi
+if [ -n "$LATE_CONFIG" ]; then
+	late=()
+	for item in $LATE_CONFIG; do
+		case "${item#*=}" in
+		y) late+=(--enable "${item%%=*}") ;;
+		n) late+=(--disable "${item%%=*}") ;;
+		*) late+=(--set-val "${item%%=*}" "${item#*=}") ;;
+		esac
+	done
+	"$KERNEL_TREE/scripts/config" --file "$KBUILD_OUT/.config" "${late[@]}"
 	kmake olddefconfig >/dev/null
 fi
 
@@ -68,7 +93,8 @@ while IFS='=' read -r sym val; do
 	else
 		grep -qx "$sym=$val" "$KBUILD_OUT/.config" || missing+=("$sym=$val")
 	fi
-done < <(sed -e 's/#.*//' "$want" | awk -F= '{ v[$1] = $0 } END { for (s in v) print v[s] }')
+done < <(sed -e 's/#.*//' "$want" | awk -F= '{ v[$1] = $0 } END { for (s in v) print v[s] }'
+	xargs -n 1 <<<"$LATE_CONFIG")
 if [ ${#missing[@]} -gt 0 ] && [ "${UNDEFINED_CONFIG_OK:-0}" = 1 ]; then
 	defined=$(find "$KERNEL_TREE" -name .git -prune -o -name 'Kconfig*' -type f -print0 |
 		xargs -0 sed -n -E 's/^[[:space:]]*(menu)?config[[:space:]]+([A-Za-z0-9_]+).*/CONFIG_\2/p' | sort -u)
@@ -97,7 +123,7 @@ fi
 targets=(bzImage)
 grep -qx CONFIG_MODULES=y "$KBUILD_OUT/.config" && targets+=(modules)
 
-info "building ${targets[*]} with LLVM=1 -j$JOBS in $KBUILD_OUT"
+info "building ${targets[*]} with LLVM=$KBUILD_LLVM -j$JOBS in $KBUILD_OUT"
 start=$(date +%s)
 strict=(CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror)
 [ "${STRICT:-1}" = 0 ] && strict=()

@@ -51,6 +51,11 @@ case ":$PATH:" in
 esac
 export PATH
 
+# The major version of the LLVM rustc is built on ("LLVM version: 22.1.2").
+rustc_llvm_major() {
+	rustc -vV | sed -n 's/^LLVM version: \([0-9]*\)\..*/\1/p' | grep .
+}
+
 info() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
 die() {
 	printf '[%s] error: %s\n' "$(basename "$0" .sh)" "$*" >&2

@@ -184,6 +184,30 @@ install_rust() {
 	esac
 }
 
+# --- make bench's compiler -----------------------------------------------
+
+# make bench builds its kernels with CONFIG_RUST_INLINE_HELPERS, which
+# links the C helpers' bitcode into the Rust code: clang must be on the
+# LLVM major rustc is on (22 for rustc 1.95), not the 19 of LLVM=1. Debian
+# ships clang-22 for bookworm in bookworm-security (a default source).
+install_bench_toolchain() {
+	local major missing
+	major=$(rustc_llvm_major) || die "could not read rustc's LLVM version (rustc -vV)"
+	missing=$(missing_pkgs "clang-$major" "lld-$major" "llvm-$major")
+	[ -n "$missing" ] || return 0
+	apt_update
+	case "$(apt-cache policy "clang-$major" 2>/dev/null)" in
+	*'Candidate: (none)'* | '')
+		die "apt offers no clang-$major (rustc's LLVM); 'make bench INLINE_HELPERS=0' builds with clang 19 and the C helpers as calls"
+		;;
+	esac
+	info "installing" $missing "(make bench: clang on rustc's LLVM)"
+	# shellcheck disable=SC2086
+	need_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $missing ||
+		die "apt-get install failed for: $missing"
+}
+
 # --- virtme-ng ----------------------------------------------------------
 
 install_vng() {
@@ -203,6 +227,15 @@ install_vng() {
 	[ -x "$VNG" ] || die "no $VNG after pip install"
 }
 
+case "${1:-}" in
+bench-toolchain)
+	# make bench, after make setup.
+	install_bench_toolchain
+	exit 0
+	;;
+'') ;;
+*) die "usage: setup.sh [bench-toolchain]" ;;
+esac
 install_apt
 install_rust
 install_vng

@@ -49,7 +49,8 @@
 # (each driver's line the mean of two runs, in the order igb_rs, igb, igb,
 # igb_rs), and keeps every function's count of each profiled run in the
 # boot's results directory, hostcpu/<mode, driver or driver.run>.per
-# (~/.cache/devmem-rs/bench-profile, bench-profile-c).
+# (~/.cache/devmem-rs/bench-profile, bench-profile-c), with the run's raw
+# counts for harness/annotate.py (a function, instruction by instruction).
 #
 # and, last, the same receive modes on the C core's kernel (its boot of
 # bench-profile-devmem, with the counter), with what both cores' devmem

@@ -99,7 +99,8 @@
 # then those devmem ran more of than trunc: where devmem's cost over the
 # no-copy ceiling goes. Then the same for trunc through each driver on the
 # drivers pass's configuration, and what igb_rs runs over the C igb.
-# profile-devmem: the receive modes alone (make bench's C core boot).
+# profile-devmem: the receive modes alone (make bench's C core boot);
+# profile-drivers: the drivers alone (harness/annotate.py's input).
 # Under TCG, instructions (and the translated blocks they come in) are
 # what a receive path costs the host; a profiler in the guest samples the
 # guest's time, which counts the vCPU's waits for a host CPU and for
@@ -126,9 +127,9 @@ case "$PASS" in
 standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc' ;;
 jumbo) mtu=9000 page=16384 flows=1 modes='devmem copy trunc' ;;
 drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
-profile | profile-devmem) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy' ;;
+profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy' ;;
 *)
-	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem]" >&2
+	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem|profile-drivers]" >&2
 	exit 2
 	;;
 esac
@@ -750,7 +751,12 @@ profile_run() { # label mode [line]
 	grep ' [tTwW] ' /proc/kallsyms >"$PDIR/kallsyms"
 	read -r insns blocks < <(python3 "$INSNS" "$counts" "$PDIR/kallsyms" "$RX_CPU" \
 		"${RES[bytes]}" "$PDIR/$label.per")
-	rm -f "$counts"
+	# The raw counts stay in the results directory for a closer look
+	# (harness/annotate.py: instruction by instruction), with what reads
+	# them: the kernel's addresses, the receiver's CPU and the bytes.
+	mv "$counts" "$HOSTCPU/$label.counts"
+	cp "$PDIR/kallsyms" "$HOSTCPU/$label.kallsyms"
+	echo "$RX_CPU ${RES[bytes]}" >"$HOSTCPU/$label.run"
 	[ "${insns:-0}" -gt 0 ] || {
 		log "$label: no instructions counted on CPU $RX_CPU"
 		return 1
@@ -864,10 +870,12 @@ profile_pass() {
 	# As the correctness run of the other passes: the receiver on the CPU
 	# the 82576 interrupts.
 	run trunc 1 $((CHECK_MB * 1024 * 1024)) && pick_cpus
-	for mode in $MODES; do
-		profile_run "$mode" "$mode" devmem-rx-profile || fail=1
-	done
-	profile_extra devmem-rx-profile-extra devmem trunc
+	if [ "$PASS" != profile-drivers ]; then
+		for mode in $MODES; do
+			profile_run "$mode" "$mode" devmem-rx-profile || fail=1
+		done
+		profile_extra devmem-rx-profile-extra devmem trunc
+	fi
 	teardown || fail=1
 	[ "$PASS" = profile-devmem ] || profile_drivers || fail=1
 	# Every function's count, for a closer look than the lines': the
@@ -895,7 +903,7 @@ pin_others
 declare -A ROUND=()
 if [ "$PASS" = drivers ]; then
 	drivers_pass || fail=1
-elif [ "$PASS" = profile ] || [ "$PASS" = profile-devmem ]; then
+elif [[ $PASS == profile* ]]; then
 	profile_pass || fail=1
 else
 	modes_pass || fail=1

@@ -26,8 +26,8 @@
 # run one of its passes), bench-profile (where devmem receive's CPU goes,
 # and igb_rs's against the C igb's: the receiving CPU's instructions by
 # function, counted by QEMU, for each receive mode and each driver;
-# bench-profile-devmem for the receive modes alone),
-# bench-tx (devmem TX
+# bench-profile-devmem for the receive modes alone, bench-profile-drivers
+# for the drivers alone), bench-tx (devmem TX
 # sendmsg() calls a second, 1 and many threads), and kselftest paths
 # relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
 #
@@ -487,6 +487,7 @@ for suite in "$@"; do
 	bench-rx-*) "$(dirname "$0")/bench_rx.sh" "${suite#bench-rx-}" ;;
 	bench-profile) "$(dirname "$0")/bench_rx.sh" profile ;;
 	bench-profile-devmem) "$(dirname "$0")/bench_rx.sh" profile-devmem ;;
+	bench-profile-drivers) "$(dirname "$0")/bench_rx.sh" profile-drivers ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1

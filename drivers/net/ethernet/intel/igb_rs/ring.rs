@@ -462,63 +462,91 @@ impl RxRing {
         Ok(())
     }
 
+    /// Arms descriptor `i`, the next to fill, with `buf`, whose device
+    /// address is `addr`, and with header split a header buffer: the one a
+    /// frame's later descriptor left in the slot, or a new one. Returns
+    /// false when the header pool has none: the descriptor stays free and
+    /// `buf` goes back to its pool.
+    #[inline(always)]
+    fn arm(&mut self, i: usize, buf: PoolNetmem, addr: DmaAddress) -> Result<bool> {
+        let pkt = addr + DmaAddress::from(self.headroom);
+        let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
+        let hdr = match &mut self.hdr_pool {
+            Some(p) => {
+                let Some(h) = slot.hdr.take().or_else(|| p.alloc_frag(HDR_BUF)) else {
+                    return Ok(false);
+                };
+                let addr = h.dma_addr(p).ok_or(EINVAL)? + DmaAddress::from(RX_HEADROOM);
+                slot.hdr = Some(h);
+                addr
+            }
+            None => 0,
+        };
+        slot.addrs = (pkt, hdr);
+        slot.buf = Some(buf);
+        // Read format: packet buffer address, then header buffer address:
+        // as `write_desc`, with the slot at hand.
+        io_write!(self.desc, [try: i][build: 0], pkt.to_le());
+        io_write!(self.desc, [try: i][build: 1], hdr.to_le());
+        self.next_to_fill = wrap(i, 1, self.slots.len());
+        self.armed += 1;
+        Ok(true)
+    }
+
     /// Arms free descriptors with new buffers while the pools (`pool` for
     /// payloads) have them. Returns whether it armed any, and whether a
     /// pool failed to give a buffer.
     fn refill(&mut self, mut pool: NapiPool<'_>) -> Result<(bool, bool)> {
-        let mut any = false;
-        while self.armed < self.len() - 1 {
-            let i = self.next_to_fill;
-            // Every pool here maps its buffers, and the buffers are
-            // `pool`'s.
-            let (buf, addr) = match self.spare.take() {
-                Some(spare) => spare,
-                // One allocation per two descriptors: a page, cut in two.
-                None if self.frag => {
-                    let Some([first, second]) = pool.alloc_halves() else {
-                        return Ok((any, true));
-                    };
-                    let addr = first.dma_addr(&pool).ok_or(EINVAL)?;
-                    // Two parts of one buffer, at their offsets in its
-                    // mapping.
-                    let off = second.offset() - first.offset();
-                    self.spare = Some((second, addr + DmaAddress::from(off)));
-                    (first, addr)
+        let before = self.armed;
+        // A full ring looks empty to the device: one stays free.
+        let last = self.len() - 1;
+        // First the second half of the page the last refill cut, if it
+        // could not arm it.
+        if self.armed < last {
+            if let Some((buf, addr)) = self.spare.take() {
+                if !self.arm(self.next_to_fill, buf, addr)? {
+                    return Ok((false, true));
                 }
-                None => {
-                    let Some(buf) = pool.alloc() else {
-                        return Ok((any, true));
-                    };
-                    let addr = buf.dma_addr(&pool).ok_or(EINVAL)?;
-                    (buf, addr)
-                }
-            };
-            let pkt = addr + DmaAddress::from(self.headroom);
-            let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
-            let hdr = match &mut self.hdr_pool {
-                Some(p) => {
-                    // A frame's later descriptors left theirs here.
-                    let h = match slot.hdr.take().or_else(|| p.alloc_frag(HDR_BUF)) {
-                        Some(h) => h,
-                        None => return Ok((any, true)),
-                    };
-                    let addr = h.dma_addr(p).ok_or(EINVAL)? + DmaAddress::from(RX_HEADROOM);
-                    slot.hdr = Some(h);
-                    addr
-                }
-                None => 0,
-            };
-            slot.addrs = (pkt, hdr);
-            slot.buf = Some(buf);
-            // Read format: packet buffer address, then header buffer
-            // address: as `write_desc`, with the slot at hand.
-            io_write!(self.desc, [try: i][build: 0], pkt.to_le());
-            io_write!(self.desc, [try: i][build: 1], hdr.to_le());
-            self.next_to_fill = wrap(i, 1, self.len());
-            self.armed += 1;
-            any = true;
+            }
         }
-        Ok((any, false))
+        // Every pool here maps its buffers, and the buffers are `pool`'s.
+        let short = loop {
+            let free = last - self.armed;
+            if free == 0 {
+                break false;
+            }
+            if self.frag {
+                // One allocation per two descriptors: a page, cut in two,
+                // for this descriptor and the next.
+                let Some([first, second]) = pool.alloc_halves() else {
+                    break true;
+                };
+                let addr = first.dma_addr(&pool).ok_or(EINVAL)?;
+                // Two parts of one buffer, at their offsets in its mapping.
+                let next = addr + DmaAddress::from(second.offset() - first.offset());
+                if !self.arm(self.next_to_fill, first, addr)? {
+                    self.spare = Some((second, next));
+                    break true;
+                }
+                if free == 1 {
+                    // The next descriptor is not free yet.
+                    self.spare = Some((second, next));
+                    break false;
+                }
+                if !self.arm(self.next_to_fill, second, next)? {
+                    break true;
+                }
+            } else {
+                let Some(buf) = pool.alloc() else {
+                    break true;
+                };
+                let addr = buf.dma_addr(&pool).ok_or(EINVAL)?;
+                if !self.arm(self.next_to_fill, buf, addr)? {
+                    break true;
+                }
+            }
+        };
+        Ok((self.armed != before, short))
     }
 
     /// Rewrites every armed descriptor (the device may have written some
@@ -633,7 +661,9 @@ impl RxRing {
     }
 
     /// Builds the skb of a frame of `len` bytes that the device wrote
-    /// `headroom` bytes into `buf`, around it.
+    /// `headroom` bytes into `buf`, around it. Inline: the frames of
+    /// [`RxRing::poll_in_place`], the common case, are built here.
+    #[inline(always)]
     fn build_in_place(
         &self,
         napi: &NapiRx<'_, QueuePair>,
@@ -708,6 +738,14 @@ impl RxRing {
             (None, Some(id)) => napi.pool_ref(id),
             (None, None) => None,
         };
+        // Frames built in place, one descriptor each, the common case
+        // without header split, have a loop of their own; the general one
+        // below takes the rest, from the first descriptor that is not one.
+        if self.headroom != 0 && self.partial.is_none() && watch.is_none() {
+            if let Some(pool) = pool {
+                n = self.poll_in_place(napi, pool, budget, &mut done);
+            }
+        }
         while n < budget && self.armed > 0 {
             let i = self.next_to_clean;
             let Ok(st) = self.status(i) else { break };
@@ -743,38 +781,7 @@ impl RxRing {
                 continue;
             }
             match built {
-                // CRC, symbol, sequence, length or RX data errors.
-                Ok(skb) if st & RXD_ERR_MASK != 0 => {
-                    done.count_drop(drop_skb(skb, DropReason::DevHdr));
-                }
-                // Only TCP reads payloads in device memory (the stack would
-                // checksum anything else, and cannot): a queue's provider
-                // gets frames other than the steered flows' when it is
-                // bound to the queue non-TCP traffic goes to. The last
-                // descriptor has the packet type.
-                Ok(skb) if self.unreadable && !info.is_tcp() && !skb.frags_readable() => {
-                    done.count_drop(drop_skb(skb, DropReason::UnhandledProto));
-                }
-                Ok(mut skb) => {
-                    if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
-                        skb.set_csum_unnecessary();
-                    }
-                    match info.rss_hash() {
-                        Some((hash, true)) => skb.set_l4_hash(hash),
-                        Some((hash, false)) => skb.set_l3_hash(hash),
-                        None => {}
-                    }
-                    let bytes = u64::from(skb.len());
-                    // Every skb built here has the Ethernet header in its
-                    // linear part: a failure would be this file's bug.
-                    if skb.eth_type_trans(napi.dev()).is_err() {
-                        done.count_drop(drop_skb(skb, DropReason::DevHdr));
-                        continue;
-                    }
-                    done.packets += 1;
-                    done.bytes += bytes;
-                    napi.gro_receive(skb);
-                }
+                Ok(skb) => self.deliver(napi, skb, st, info, &mut done),
                 // Its skb, if it had one, is freed for `why` already.
                 Err(why) => done.count_drop(why),
             }
@@ -790,6 +797,96 @@ impl RxRing {
         done.starved = self.armed == 0;
         // CAST: below RING_MAX.
         (done, armed.then_some(self.next_to_fill as u32))
+    }
+
+    /// Takes the frames built in place (host halves without header split,
+    /// a frame to a descriptor: [`RxRing::build_in_place`]), up to
+    /// `budget` descriptors, for `napi`, counting them in `done`; `pool`
+    /// is the payload pool. Stops at the first descriptor that is not a
+    /// whole frame, leaving it to [`RxRing::poll`]'s general loop. Returns
+    /// the descriptors it took.
+    #[inline(always)]
+    fn poll_in_place(
+        &mut self,
+        napi: &NapiRx<'_, QueuePair>,
+        pool: &Pool,
+        budget: i32,
+        done: &mut RxDone,
+    ) -> i32 {
+        const WHOLE: u64 = RXD_STAT_DD | RXD_STAT_EOP;
+        let mut n = 0;
+        while n < budget && self.armed > 0 {
+            let i = self.next_to_clean;
+            let Ok(st) = self.status(i) else { break };
+            if st & WHOLE != WHOLE {
+                // Not written back yet, or the first part of a frame
+                // longer than a buffer (which RLPML keeps out).
+                break;
+            }
+            // Read the rest of the descriptor and the buffer after DD.
+            dma_mb(Read);
+            let Ok(info) = self.info(i) else { break };
+            let Some(buf) = self.slots.get_mut(i).and_then(|s| s.buf.take()) else {
+                // The general loop drops the frame.
+                break;
+            };
+            self.next_to_clean = wrap(i, 1, self.len());
+            self.armed -= 1;
+            n += 1;
+            // CAST: a 16-bit field.
+            let len = ((st >> 32) & 0xffff) as u32;
+            match self.build_in_place(napi, pool, (buf, len), None) {
+                Ok(skb) => self.deliver(napi, skb, st, info, done),
+                Err(why) => done.count_drop(why),
+            }
+        }
+        n
+    }
+
+    /// Hands `skb`, a frame whose last descriptor has status `st` and
+    /// write-back `info`, to the stack (GRO), or drops it if the device
+    /// found it bad; counts it in `done`.
+    #[inline(always)]
+    fn deliver(
+        &self,
+        napi: &NapiRx<'_, QueuePair>,
+        mut skb: SkBuff,
+        st: u64,
+        info: RxInfo,
+        done: &mut RxDone,
+    ) {
+        // CRC, symbol, sequence, length or RX data errors.
+        if st & RXD_ERR_MASK != 0 {
+            done.count_drop(drop_skb(skb, DropReason::DevHdr));
+            return;
+        }
+        // Only TCP reads payloads in device memory (the stack would
+        // checksum anything else, and cannot): a queue's provider gets
+        // frames other than the steered flows' when it is bound to the
+        // queue non-TCP traffic goes to. The last descriptor has the
+        // packet type.
+        if self.unreadable && !info.is_tcp() && !skb.frags_readable() {
+            done.count_drop(drop_skb(skb, DropReason::UnhandledProto));
+            return;
+        }
+        if st & RXD_STAT_L4CS != 0 && st & RXD_ERR_CSUM == 0 {
+            skb.set_csum_unnecessary();
+        }
+        match info.rss_hash() {
+            Some((hash, true)) => skb.set_l4_hash(hash),
+            Some((hash, false)) => skb.set_l3_hash(hash),
+            None => {}
+        }
+        let bytes = u64::from(skb.len());
+        // Every skb built here has the Ethernet header in its linear part:
+        // a failure would be this file's bug.
+        if skb.eth_type_trans(napi.dev()).is_err() {
+            done.count_drop(drop_skb(skb, DropReason::DevHdr));
+            return;
+        }
+        done.packets += 1;
+        done.bytes += bytes;
+        napi.gro_receive(skb);
     }
 
     /// Starts the skb of a frame from its first descriptor, with status

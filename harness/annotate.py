@@ -23,6 +23,7 @@ to be inlined.
 """
 
 import bisect
+import os
 import re
 import shutil
 import subprocess
@@ -59,13 +60,28 @@ def symbol(obj, part):
     return found[0]
 
 
-def runtime_address(kallsyms, name):
+def module_of(obj):
+    """The module name kallsyms gives the symbols of obj, a module's .ko
+    ("[igb_rs]"), or None for the kernel image."""
+    base = os.path.basename(obj)
+    if not base.endswith(".ko"):
+        return None
+    return "[%s]" % base[:-3].replace("-", "_")
+
+
+def runtime_address(kallsyms, name, module=None):
+    """Where name of module (None: the kernel image's) is in kallsyms. A
+    function the kernel crate inlines into its callers may be in both a
+    module and the image, under the same name."""
     with open(kallsyms) as f:
         for line in f:
             p = line.split()
-            if len(p) >= 3 and p[2] == name:
+            if len(p) < 3 or p[2] != name:
+                continue
+            if (p[3] if len(p) > 3 else None) == module:
                 return int(p[0], 16)
-    sys.exit("annotate.py: %s is not in %s" % (name, kallsyms))
+    sys.exit("annotate.py: %s%s is not in %s" % (
+        name, " " + module if module else "", kallsyms))
 
 
 def disassemble(obj, name):
@@ -120,7 +136,8 @@ def main():
     insns = disassemble(obj, name)
     runs = [0.0] * len(insns)
     for lab in labels:
-        base = runtime_address("%s/%s.kallsyms" % (hostcpu, lab), name)
+        base = runtime_address("%s/%s.kallsyms" % (hostcpu, lab), name,
+                               module_of(obj))
         with open("%s/%s.run" % (hostcpu, lab)) as f:
             vcpu, nbytes = (int(x) for x in f.read().split())
         # The mean over the runs.

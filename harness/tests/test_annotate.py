@@ -117,6 +117,23 @@ class AnnotateTest(unittest.TestCase):
         self.assertEqual(got, want)
         self.assertIn('%.1f instructions per KiB (a.1, a.2)' % sum(want), out[0])
 
+    def test_a_module_s_copy_of_a_function_is_its_own(self):
+        # A kernel crate function inlined into a module: a copy in the
+        # image and one in the module, under the same name.
+        path = os.path.join(self.dir, 'k.kallsyms')
+        with open(path, 'w') as f:
+            f.write('ffffffff81000000 t sum\n'
+                    'ffffffffa0002000 t sum\t[igb_rs]\n'
+                    'ffffffffa0003000 t sum\t[other]\n')
+        self.assertEqual(annotate.module_of('/b/drivers/igb_rs.ko'), '[igb_rs]')
+        self.assertEqual(annotate.module_of('/b/net-thing.ko'), '[net_thing]')
+        self.assertIsNone(annotate.module_of('/b/vmlinux'))
+        self.assertEqual(annotate.runtime_address(path, 'sum'), 0xffffffff81000000)
+        self.assertEqual(annotate.runtime_address(path, 'sum', '[igb_rs]'),
+                         0xffffffffa0002000)
+        with self.assertRaises(SystemExit):
+            annotate.runtime_address(path, 'sum', '[igb]')
+
     def test_a_part_of_a_name_must_name_one_function(self):
         with self.assertRaises(SystemExit):
             annotate.symbol(self.obj, 'nothing')

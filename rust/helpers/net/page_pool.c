@@ -29,7 +29,53 @@ rust_helper_page_pool_dma_sync_netmem_for_cpu(const struct page_pool *pool,
 {
 	page_pool_dma_sync_netmem_for_cpu(pool, netmem, offset, dma_sync_size);
 }
+
+__rust_helper long rust_helper_page_pool_unref_netmem(netmem_ref netmem,
+						      long nr)
+{
+	return page_pool_unref_netmem(netmem, nr);
+}
 #endif
+
+__rust_helper atomic_long_t *
+rust_helper_netmem_get_pp_ref_count_ref(netmem_ref netmem)
+{
+	return netmem_get_pp_ref_count_ref(netmem);
+}
+
+__rust_helper int rust_helper_netmem_ref_count(netmem_ref netmem)
+{
+	return netmem_ref_count(netmem);
+}
+
+__rust_helper void rust_helper_get_netmem(netmem_ref netmem)
+{
+	get_netmem(netmem);
+}
+
+__rust_helper void rust_helper_put_netmem(netmem_ref netmem)
+{
+	put_netmem(netmem);
+}
+
+__rust_helper struct page *rust_helper___netmem_to_page(netmem_ref netmem)
+{
+	return __netmem_to_page(netmem);
+}
+
+__rust_helper bool rust_helper_dev_page_is_reusable(const struct page *page)
+{
+	return dev_page_is_reusable(page);
+}
+
+__rust_helper void
+rust_helper_dma_sync_single_range_for_device(struct device *dev,
+					     dma_addr_t addr,
+					     unsigned long offset, size_t size,
+					     enum dma_data_direction dir)
+{
+	dma_sync_single_range_for_device(dev, addr, offset, size, dir);
+}
 
 __rust_helper void *rust_helper_netmem_address(netmem_ref netmem)
 {

@@ -18,7 +18,8 @@ use crate::{
     net::{
         page_pool::{
             Pool,
-            PoolNetmem, //
+            PoolNetmem,
+            Reusable, //
         },
         skbuff::SHINFO_ROOM, //
     },
@@ -312,6 +313,13 @@ impl NapiPool<'_> {
     #[inline]
     pub fn alloc_halves(&mut self) -> Option<[PoolNetmem; 2]> {
         self.0.alloc_halves()
+    }
+
+    /// A whole page to give out half by half and reuse in place
+    /// ([`Pool::alloc_reusable`]).
+    #[inline]
+    pub fn alloc_reusable(&mut self) -> Option<Reusable> {
+        self.0.alloc_reusable()
     }
 
     /// `size` bytes of a buffer shared with other allocations

@@ -44,6 +44,11 @@ use crate::{
         netmem::NetmemRef, //
     },
     prelude::*,
+    sync::atomic::{
+        Acquire,
+        Atomic,
+        Relaxed, //
+    },
 };
 use core::{
     cell::Cell,
@@ -315,6 +320,35 @@ impl Pool {
         Some([part(0), part(half)])
     }
 
+    /// A whole page to give out half by half and reuse in place
+    /// ([`Reusable`]), without sleeping. `None` when memory runs out, and
+    /// from a pool with a memory provider, whose buffers are not pages.
+    #[inline]
+    pub fn alloc_reusable(&mut self) -> Option<Reusable> {
+        if self.is_unreadable() {
+            return None;
+        }
+        let whole = self.alloc()?;
+        if !whole.is_readable() {
+            return None;
+        }
+        let half = whole.size() / 2;
+        let (netmem, _) = whole.into_raw();
+        // SAFETY: as in `alloc_halves`: a page the pool just handed out,
+        // whose one reference was ours alone, and which this turns into
+        // `REUSE_BIAS`.
+        unsafe { bindings::page_pool_fragment_netmem(netmem.as_raw(), REUSE_BIAS) };
+        // INVARIANT: a readable page of the pool, whose references are all
+        // held here; nothing uses either half.
+        Some(Reusable {
+            netmem,
+            pool: self.ptr,
+            bias: REUSE_BIAS,
+            offset: 0,
+            half,
+        })
+    }
+
     /// `size` bytes of a buffer shared with other allocations
     /// (`page_pool_alloc_frag_netmem`), without sleeping.
     #[inline]
@@ -583,6 +617,211 @@ impl Drop for PoolNetmem {
     }
 }
 
+/// The references to its page a [`Reusable`] takes at a time: one atomic
+/// addition per this many halves given.
+const REUSE_BIAS: isize = 0xffff;
+
+/// A page of a [`Pool`] a driver gives out half by half and reuses in
+/// place, as the C igb flips its receive pages: each [`Reusable::give`]
+/// hands out the half the device wrote, as a [`PoolNetmem`] for an skb,
+/// and keeps the page, turned to its other half, when nothing is left of
+/// what it gave before; otherwise the page goes back to the pool once the
+/// last of its halves does. A page reused this way skips the pool
+/// altogether: no allocation, and no trip through the pool's ring when the
+/// receiving process, not the NAPI, frees the skb.
+///
+/// The page holds many of the pool's references (`pp_ref_count`) at
+/// once and gives one with each half, so that giving takes no atomic
+/// operation; whether the other half is free is the count of references
+/// out, read, and the page's own count (`get_page` holders, such as a
+/// pipe that TCP spliced the half into), as the pool checks before it
+/// recycles a page.
+///
+/// It may be dropped where a [`PoolNetmem`] may be: on any thread, in
+/// process or softirq context, but not in hard IRQ context nor with hard
+/// IRQs off; and so may [`Reusable::give`] be called, which drops the
+/// page when it does not keep it.
+///
+/// A half given is the caller's until dropped, and a half is given once:
+/// [`Reusable::give`] takes the page, and gives it back only turned to
+/// the half that is free.
+///
+/// ```ignore,compile_fail,E0382
+/// use kernel::net::page_pool::{
+///     Pool,
+///     PoolNetmem, //
+/// };
+///
+/// fn twice(pool: &mut Pool) -> Option<(PoolNetmem, PoolNetmem)> {
+///     let page = pool.alloc_reusable()?;
+///     let (first, _) = page.give(pool);
+///     let (again, _) = page.give(pool);
+///     Some((first, again))
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// `netmem` is a page (not a `net_iov`) from `pool`, not shared with
+/// other allocations; this object holds `bias` of the pool's references
+/// to it, at least one (none only as [`Reusable::give`] drops a page it
+/// gave its last half of), so the page stays the driver's; every other
+/// reference, and any reference to the page itself but the pool's, was
+/// taken from a half given before, which is not the `half` bytes at
+/// `offset` (0 or `half`): those are used by nothing but this object's
+/// owner, who gives them to the device and then with [`Reusable::give`].
+pub struct Reusable {
+    netmem: NetmemRef,
+    pool: NonNull<bindings::page_pool>,
+    bias: isize,
+    offset: u32,
+    half: u32,
+}
+
+// SAFETY: as for `PoolNetmem`, the references may be given back from any
+// thread.
+unsafe impl Send for Reusable {}
+
+impl Reusable {
+    /// The page's pool reference count.
+    #[inline]
+    fn pp_ref_count(&self) -> &Atomic<isize> {
+        // SAFETY: a page of the pool, held (the type invariant): its
+        // `pp_ref_count`, an `atomic_long_t` whose `counter` is an aligned
+        // `long` only accessed atomically, lives while the page does.
+        unsafe {
+            let count = bindings::netmem_get_pp_ref_count_ref(self.netmem.as_raw());
+            Atomic::from_ptr((&raw mut (*count).counter).cast::<isize>())
+        }
+    }
+
+    /// The memory the page is.
+    #[inline]
+    pub fn netmem(&self) -> NetmemRef {
+        self.netmem
+    }
+
+    /// Where the half to give next starts in the page.
+    #[inline]
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    /// Bytes per half.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        self.half
+    }
+
+    /// The device's address of the half to give next, in the mapping of
+    /// `pool`, the page's; `None` for another pool and for a pool that
+    /// does not map, as [`PoolNetmem::dma_addr`].
+    #[inline]
+    pub fn dma_addr(&self, pool: &Pool) -> Option<DmaAddress> {
+        if self.pool != pool.ptr || !pool.mapped {
+            return None;
+        }
+        // SAFETY: `pool`, alive while borrowed, is the page's and maps its
+        // pages: the references held keep the page mapped while it lives.
+        let base = unsafe { bindings::page_pool_get_dma_addr_netmem(self.netmem.as_raw()) };
+        Some(base + DmaAddress::from(self.offset))
+    }
+
+    /// Gives out the half the device wrote, the one at
+    /// [`Reusable::offset`], and returns the page turned to its other
+    /// half if that is free: nothing given from it before is held
+    /// anywhere any more, the page is neither from the emergency reserves
+    /// (pfmemalloc) nor from another NUMA node than this CPU's
+    /// (`dev_page_is_reusable`, as the C drivers check), and `pool` is the
+    /// page's. The other half is then
+    /// synced for the device, which the caller gives it to next. `None`
+    /// gives the page's references up: it goes back to the pool when the
+    /// halves out come back.
+    ///
+    /// Inline: a driver gives a half per frame it receives.
+    #[inline(always)]
+    pub fn give(mut self, pool: &Pool) -> (PoolNetmem, Option<Self>) {
+        let raw = self.netmem.as_raw();
+        // Acquire: what the holders of the other half did with it comes
+        // before their references' release, and before the device's
+        // writing into it again.
+        let out = self.pp_ref_count().load(Acquire) - self.bias;
+        // Fewer than held: a reference given back twice elsewhere, which
+        // the references held here would hide from the page pool's check.
+        crate::warn_on!(out < 0);
+        // SAFETY: a page (the type invariant), held, so its `struct page`.
+        let free = out == 0
+            && unsafe { bindings::netmem_ref_count(raw) } == 1
+            && unsafe { bindings::dev_page_is_reusable(bindings::__netmem_to_page(raw)) };
+        if free && self.bias == 1 {
+            // The last reference held here goes with this half, and the
+            // page is kept: take more first, so that it stays held. Ours
+            // to add to, held.
+            self.pp_ref_count().add(REUSE_BIAS - 1, Relaxed);
+            self.bias = REUSE_BIAS;
+        }
+        // Not kept, the page may give its last reference with the half:
+        // dropped with none left, it gives none back.
+        self.bias -= 1;
+        // INVARIANT: one of the references, for the half at `offset`,
+        // which nothing else uses (the type invariant); taken off `bias`.
+        let given = PoolNetmem {
+            netmem: self.netmem,
+            offset: self.offset,
+            size: self.half,
+            pool: self.pool,
+            synced: Cell::new((0, 0)),
+        };
+        if !free || self.pool != pool.ptr {
+            return (given, None);
+        }
+        // INVARIANT: no reference but ours was out, so every one out now
+        // was taken from the half just given; the other one is unused.
+        self.offset = self.half - self.offset;
+        // SAFETY: `pool` is alive while borrowed and the page's (checked
+        // above); its `dma_sync` is set at creation and cleared only when
+        // it is destroyed.
+        if pool.mapped && unsafe { (*pool.ptr.as_ptr()).dma_sync() } {
+            // SAFETY: the page's pool maps it (checked above) and holds
+            // the mapping while the page is held; the range is the half
+            // at `offset`, inside the page.
+            unsafe {
+                let dev = (*pool.ptr.as_ptr()).p.dev;
+                let dir = (*pool.ptr.as_ptr()).p.dma_dir;
+                bindings::dma_sync_single_range_for_device(
+                    dev,
+                    bindings::page_pool_get_dma_addr_netmem(raw),
+                    // CAST: u32 to usize is lossless on Linux.
+                    self.offset as usize,
+                    self.half as usize,
+                    dir,
+                )
+            }
+        }
+        (given, Some(self))
+    }
+}
+
+impl Drop for Reusable {
+    #[inline]
+    fn drop(&mut self) {
+        if self.bias == 0 {
+            // The last one went with the last half given.
+            return;
+        }
+        let raw = self.netmem.as_raw();
+        // SAFETY: the references held here, given back at once; the pool
+        // is alive while any is out.
+        if unsafe { bindings::page_pool_unref_netmem(raw, self.bias) } == 0 {
+            // SAFETY: the last reference: the page is the pool's again,
+            // synced for the device as far as the pool syncs its pages.
+            unsafe {
+                bindings::page_pool_put_unrefed_netmem(self.pool.as_ptr(), raw, u32::MAX, false)
+            }
+        }
+    }
+}
+
 /// A range of a [`PoolNetmem`] synced for the CPU
 /// ([`PoolNetmem::sync_for_cpu`]): what the device wrote there before the
 /// sync is what the CPU reads. Reading it needs no pool: it goes through
@@ -779,6 +1018,108 @@ mod tests {
     #[test]
     fn halves_come_back_second_dropped_first() -> Result {
         halves_come_back(1)
+    }
+
+    /// A pool to test reusable pages with: as for `halves_come_back`.
+    fn reuse_pool(dev: &Device<Bound>) -> Result<Pool> {
+        Pool::new(&Params::new(dev, 0, 1024).unmapped())
+    }
+
+    #[test]
+    fn reusable_pages_flip_while_their_halves_come_back() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = reuse_pool(dev)?;
+        let page = pool.alloc_reusable().ok_or(ENOMEM)?;
+        let raw = page.netmem();
+        assert_eq!((page.offset(), page.size()), (0, PAGE / 2));
+        // Nothing out: the page is kept, turned to its second half.
+        let (a, page) = page.give(&pool);
+        let page = page.ok_or(EINVAL)?;
+        assert!(a.netmem() == raw && a.is_from(&pool));
+        assert_eq!((a.offset(), a.size()), (0, PAGE / 2));
+        assert_eq!(page.offset(), PAGE / 2);
+        // Each half reads alone, and only its own bytes.
+        assert_eq!(a.sync_for_cpu(&pool, 0, PAGE).len(), PAGE / 2);
+        // The first half is out: the second is given, the page not kept.
+        let (b, page) = page.give(&pool);
+        assert!(page.is_none());
+        assert_eq!((b.offset(), b.size()), (PAGE / 2, PAGE / 2));
+        drop(a);
+        assert!(!comes_back(&mut pool, raw, 256)?);
+        drop(b);
+        assert!(comes_back(&mut pool, raw, 512)?);
+        Ok(())
+    }
+
+    #[test]
+    fn reusable_pages_take_more_references_when_theirs_run_out() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = reuse_pool(dev)?;
+        let mut page = pool.alloc_reusable().ok_or(ENOMEM)?;
+        let raw = page.netmem();
+        // Twice through the references taken at once, and past.
+        for i in 0..2 * REUSE_BIAS + 3 {
+            let (half, next) = page.give(&pool);
+            assert_eq!(half.offset(), if i % 2 == 0 { 0 } else { PAGE / 2 });
+            drop(half);
+            page = next.ok_or(EINVAL)?;
+        }
+        // Still held: the pool does not give it.
+        assert!(!comes_back(&mut pool, raw, 256)?);
+        drop(page);
+        assert!(comes_back(&mut pool, raw, 512)?);
+        Ok(())
+    }
+
+    #[test]
+    fn reusable_pages_are_not_reused_while_a_page_reference_is_out() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = reuse_pool(dev)?;
+        let page = pool.alloc_reusable().ok_or(ENOMEM)?;
+        let raw = page.netmem();
+        let (a, page) = page.give(&pool);
+        let page = page.ok_or(EINVAL)?;
+        // What TCP's splice does with a half in an skb: a reference to
+        // the page itself, held past the skb's.
+        // SAFETY: a page, held by `a`.
+        unsafe { bindings::get_netmem(raw.as_raw()) };
+        drop(a);
+        let (b, page) = page.give(&pool);
+        assert!(page.is_none());
+        drop(b);
+        // SAFETY: the reference taken above.
+        unsafe { bindings::put_netmem(raw.as_raw()) };
+        // The page went back to the pool with its last pool reference;
+        // the pool frees it rather than recycle it, with a page reference
+        // out: nothing to check of it here, but that nothing leaked
+        // (kmemleak, the pool's inflight count at destruction).
+        drop(pool);
+        Ok(())
+    }
+
+    #[test]
+    fn reusable_pages_of_another_pool_are_not_reused() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = reuse_pool(dev)?;
+        let other = reuse_pool(dev)?;
+        let page = pool.alloc_reusable().ok_or(ENOMEM)?;
+        let raw = page.netmem();
+        assert_eq!(page.dma_addr(&other), None);
+        let (a, page) = page.give(&other);
+        assert!(page.is_none() && a.is_from(&pool));
+        assert_eq!(a.offset(), 0);
+        drop(a);
+        assert!(comes_back(&mut pool, raw, 512)?);
+        drop(other);
+        Ok(())
     }
 
     #[test]

@@ -54,7 +54,8 @@ use kernel::{
         page_pool::{
             Params,
             Pool,
-            PoolNetmem, //
+            PoolNetmem,
+            Reusable, //
         },
         skbuff::{
             build_buf_size,
@@ -122,6 +123,12 @@ const COPY_MAX: usize = 256;
 /// An Ethernet header.
 const ETH_HLEN: usize = 14;
 
+// A descriptor armed reads back, until the device writes it, as its
+// header buffer's address, or 0, where its status would be (a poll may
+// meet one it armed itself): the address must not look written back
+// (DD, bit 0), so the room before a frame is even.
+const _: () = assert!(RX_HEADROOM % 2 == 0);
+
 /// Whether frames of up to `len` bytes fit a host buffer with the room
 /// before them and the skb's shared info after them, to be built in place.
 pub(crate) const fn fits_in_place(len: u32) -> bool {
@@ -151,10 +158,6 @@ pub(crate) struct RxRing {
     desc: Coherent<[Desc]>,
     /// A slot per descriptor: the buffers of the armed ones.
     slots: KVec<RxSlot>,
-    /// The second half of the host page the last payload buffer was the
-    /// first half of, when payload buffers are halves: the next one, with
-    /// its device address (the page's mapping, looked up once for both).
-    spare: Option<(PoolNetmem, DmaAddress)>,
     /// Payload buffers: host pages, or the queue's memory provider's. The
     /// ring's own while it is filled from process context, then the
     /// queue's NAPI's ([`RxRing::attach_napi`]).
@@ -168,7 +171,7 @@ pub(crate) struct RxRing {
     hdr_pool: Option<Pool>,
     /// Bytes per payload buffer.
     buf_size: u32,
-    /// Payload buffers are halves of host pages.
+    /// Payload buffers are halves of host pages, reused in place.
     frag: bool,
     /// Payload buffers come from a memory provider: the CPU may not be
     /// able to read them.
@@ -195,11 +198,24 @@ impl Drop for RxRing {
     }
 }
 
+/// A payload buffer.
+enum RxBuf {
+    /// A whole buffer of the pool: a page, or a provider's `net_iov`.
+    Whole(PoolNetmem),
+    /// Half a host page, the other half given to a frame before. The
+    /// frame of this one has the half; the page is armed again with the
+    /// other, if free, as the C igb flips its pages, or goes back to the
+    /// pool when its halves do.
+    Half(Reusable),
+}
+
 /// What a receive descriptor was armed with.
 #[derive(Default)]
 struct RxSlot {
-    /// Its payload buffer.
+    /// Its payload buffer, a whole one.
     buf: Option<PoolNetmem>,
+    /// Or the page whose half is its payload buffer.
+    page: Option<Reusable>,
     /// Its header buffer, with header split. A frame's later descriptors
     /// leave theirs unused, in place, for the next arming.
     hdr: Option<PoolNetmem>,
@@ -342,8 +358,9 @@ impl RxRing {
         }
         // Host pages are shared by two frames, as the C igb does: a frame
         // fits 2 KiB, and half the memory per frame lets TCP open a window
-        // twice as wide for the same socket buffer. A provider's buffers
-        // are used whole, at the size it asked for.
+        // twice as wide for the same socket buffer. A page stays in the
+        // ring while its halves come back in time (`RxRing::take`). A
+        // provider's buffers are used whole, at the size it asked for.
         let unreadable = pool.is_unreadable();
         let frag = !unreadable && buf_size == HOST_FRAG * 2;
         if frag {
@@ -368,7 +385,6 @@ impl RxRing {
         let mut ring = Self {
             desc: Coherent::zeroed_slice(dev, size, GFP_KERNEL)?,
             slots,
-            spare: None,
             pool: None,
             napi_pool: None,
             hdr_pool,
@@ -452,7 +468,7 @@ impl RxRing {
     /// Writes descriptor `i`, armed, with the addresses of its buffers.
     fn write_desc(&self, i: usize) -> Result {
         let slot = self.slots.get(i).ok_or(EINVAL)?;
-        if slot.buf.is_none() {
+        if slot.buf.is_none() && slot.page.is_none() {
             return Err(EINVAL);
         }
         let (pkt, hdr) = slot.addrs;
@@ -468,7 +484,7 @@ impl RxRing {
     /// false when the header pool has none: the descriptor stays free and
     /// `buf` goes back to its pool.
     #[inline(always)]
-    fn arm(&mut self, i: usize, buf: PoolNetmem, addr: DmaAddress) -> Result<bool> {
+    fn arm(&mut self, i: usize, buf: RxBuf, addr: DmaAddress) -> Result<bool> {
         let pkt = addr + DmaAddress::from(self.headroom);
         let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
         let hdr = match &mut self.hdr_pool {
@@ -483,7 +499,10 @@ impl RxRing {
             None => 0,
         };
         slot.addrs = (pkt, hdr);
-        slot.buf = Some(buf);
+        match buf {
+            RxBuf::Whole(buf) => slot.buf = Some(buf),
+            RxBuf::Half(page) => slot.page = Some(page),
+        }
         // Read format: packet buffer address, then header buffer address:
         // as `write_desc`, with the slot at hand.
         io_write!(self.desc, [try: i][build: 0], pkt.to_le());
@@ -494,59 +513,62 @@ impl RxRing {
     }
 
     /// Arms free descriptors with new buffers while the pools (`pool` for
-    /// payloads) have them. Returns whether it armed any, and whether a
-    /// pool failed to give a buffer.
-    fn refill(&mut self, mut pool: NapiPool<'_>) -> Result<(bool, bool)> {
-        let before = self.armed;
+    /// payloads) have them. Returns whether a pool failed to give a
+    /// buffer.
+    fn refill(&mut self, mut pool: NapiPool<'_>) -> Result<bool> {
         // A full ring looks empty to the device: one stays free.
         let last = self.len() - 1;
-        // First the second half of the page the last refill cut, if it
-        // could not arm it.
-        if self.armed < last {
-            if let Some((buf, addr)) = self.spare.take() {
-                if !self.arm(self.next_to_fill, buf, addr)? {
-                    return Ok((false, true));
-                }
-            }
-        }
         // Every pool here maps its buffers, and the buffers are `pool`'s.
         let short = loop {
-            let free = last - self.armed;
-            if free == 0 {
+            if self.armed == last {
                 break false;
             }
-            if self.frag {
-                // One allocation per two descriptors: a page, cut in two,
-                // for this descriptor and the next.
-                let Some([first, second]) = pool.alloc_halves() else {
+            let (buf, addr) = if self.frag {
+                let Some(page) = pool.alloc_reusable() else {
                     break true;
                 };
-                let addr = first.dma_addr(&pool).ok_or(EINVAL)?;
-                // Two parts of one buffer, at their offsets in its mapping.
-                let next = addr + DmaAddress::from(second.offset() - first.offset());
-                if !self.arm(self.next_to_fill, first, addr)? {
-                    self.spare = Some((second, next));
-                    break true;
-                }
-                if free == 1 {
-                    // The next descriptor is not free yet.
-                    self.spare = Some((second, next));
-                    break false;
-                }
-                if !self.arm(self.next_to_fill, second, next)? {
-                    break true;
-                }
+                let addr = page.dma_addr(&pool).ok_or(EINVAL)?;
+                (RxBuf::Half(page), addr)
             } else {
                 let Some(buf) = pool.alloc() else {
                     break true;
                 };
                 let addr = buf.dma_addr(&pool).ok_or(EINVAL)?;
-                if !self.arm(self.next_to_fill, buf, addr)? {
-                    break true;
-                }
+                (RxBuf::Whole(buf), addr)
+            };
+            if !self.arm(self.next_to_fill, buf, addr)? {
+                break true;
             }
         };
-        Ok((self.armed != before, short))
+        Ok(short)
+    }
+
+    /// Takes the payload buffer of descriptor `i`, the next to clean, which
+    /// the device wrote back: counts it out of the ring. Half a page is
+    /// taken off its page, which arms the next descriptor to fill with its
+    /// other half when that is free (`pool`, the payload pool, syncs it
+    /// for the device); the descriptor taken is free then, so one is.
+    #[inline(always)]
+    fn take(&mut self, i: usize, pool: Option<&Pool>) -> Option<PoolNetmem> {
+        self.next_to_clean = wrap(i, 1, self.len());
+        self.armed -= 1;
+        let slot = self.slots.get_mut(i)?;
+        let Some(page) = slot.page.take() else {
+            return slot.buf.take();
+        };
+        // Without its pool, the ring's state is off: the page goes back,
+        // and the frame is dropped.
+        let (half, page) = page.give(pool?);
+        if let Some(page) = page {
+            // The other half of the page the descriptor had: its address
+            // in the same mapping, from the one the slot kept.
+            let addr = (slot.addrs.0 - DmaAddress::from(self.headroom + half.offset()))
+                .wrapping_add(page.offset().into());
+            // A failure (no header buffer) leaves the descriptor to the
+            // next refill, and the page to the pool.
+            let _ = self.arm(self.next_to_fill, RxBuf::Half(page), addr);
+        }
+        Some(half)
     }
 
     /// Rewrites every armed descriptor (the device may have written some
@@ -732,6 +754,10 @@ impl RxRing {
         let mut n = 0;
         // The payload pool, the ring's or the NAPI's: its buffers are
         // synced with it.
+        // Descriptors are armed again as they are taken (pages reused in
+        // place) and by the refill at the end: the tail moves if either
+        // armed one.
+        let armed = self.armed;
         let mut own = self.pool.take();
         let pool = match (&own, self.napi_pool) {
             (Some(p), _) => Some(p),
@@ -755,9 +781,7 @@ impl RxRing {
             // Read the rest of the descriptor and the buffers after DD.
             dma_mb(Read);
             let Ok(info) = self.info(i) else { break };
-            let buf = self.slots.get_mut(i).and_then(|s| s.buf.take());
-            self.next_to_clean = wrap(i, 1, self.len());
-            self.armed -= 1;
+            let buf = self.take(i, pool);
             n += 1;
             // CAST: a 16-bit field.
             let len = ((st >> 32) & 0xffff) as u32;
@@ -788,15 +812,19 @@ impl RxRing {
         }
         let filled = match (self.napi_pool, &mut own) {
             (_, Some(pool)) => self.refill(NapiPool::from(pool)),
-            (Some(id), None) => napi.pool(id).map_or(Ok((false, true)), |p| self.refill(p)),
-            (None, None) => Ok((false, true)),
+            (Some(id), None) => napi.pool(id).map_or(Ok(true), |p| self.refill(p)),
+            (None, None) => Ok(true),
         };
         self.pool = own;
-        let (armed, short) = filled.unwrap_or((false, false));
+        let short = filled.unwrap_or(false);
         done.alloc_fail += u64::from(short);
         done.starved = self.armed == 0;
+        // Each descriptor taken was armed (`n` of them), each armed since
+        // is counted in `self.armed`: the difference is what was armed.
+        // CAST: n is between 0 and the budget.
+        let rearmed = self.armed + n as usize > armed;
         // CAST: below RING_MAX.
-        (done, armed.then_some(self.next_to_fill as u32))
+        (done, rearmed.then_some(self.next_to_fill as u32))
     }
 
     /// Takes the frames built in place (host halves without header split,
@@ -826,13 +854,14 @@ impl RxRing {
             // Read the rest of the descriptor and the buffer after DD.
             dma_mb(Read);
             let Ok(info) = self.info(i) else { break };
-            let Some(buf) = self.slots.get_mut(i).and_then(|s| s.buf.take()) else {
-                // The general loop drops the frame.
-                break;
-            };
-            self.next_to_clean = wrap(i, 1, self.len());
-            self.armed -= 1;
+            let buf = self.take(i, Some(pool));
             n += 1;
+            let Some(buf) = buf else {
+                // An armed descriptor without its buffer: the ring's own
+                // state is off.
+                done.count_drop(DropReason::DevReady);
+                continue;
+            };
             // CAST: a 16-bit field.
             let len = ((st >> 32) & 0xffff) as u32;
             match self.build_in_place(napi, pool, (buf, len), None) {

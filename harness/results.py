@@ -57,9 +57,10 @@ CHECKER_GAVE_UP_RE = re.compile(
     r'ref_tracker: memory allocation failure, unreliable refcount tracker)')
 
 # What a failed case says when it failed only by running out of time:
-# ksft's waits ("Waiting for port listen timed out"), and iou-zcrx's
-# server, which prints "test failed" only when its 5 s receive deadline
-# passes (iou-zcrx.c: tstop = now + 5000).
+# ksft's waits ("Waiting for port listen timed out") and commands ("...
+# timed out after 20 seconds"), and iou-zcrx's server, which prints "test
+# failed" only when its receive deadline passes (iou-zcrx.c: tstop, 20 s
+# from the accept with patch 0033).
 TIMEOUT_EVIDENCE = ('timed out', 'iou-zcrx: test failed')
 
 
@@ -262,7 +263,8 @@ def note_retry(base, r):
     passed, nfail, skipped, lines, what = r
     lines = lines + [f'    RETRIED: attempt 1 failed {", ".join(failed)} '
                      '(port listen timeout, a port the peer still held, '
-                     "or iou-zcrx's 5 s receive deadline); "
+                     "or an iou-zcrx transfer past its deadline, the "
+                     "server's or the test's for the client); "
                      'the counts are attempt 2']
     return passed, nfail, skipped, lines, f'{what}, retried once'
 

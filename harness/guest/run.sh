@@ -413,6 +413,14 @@ suite_kselftest() { # path
 	# start (3.5 s) and the first transfer through a new path with
 	# lockdep (about 10 s) both overran; patch 0033 makes it 20 s from
 	# the accept, and a run that still misses it is retried as a timeout.
+	# So is a run whose client missed the test's own 20 s for it (Python's
+	# TimeoutExpired on `iou-zcrx -c`): the lockdep kernel's first
+	# transfer through the netkit-leased queue after boot overran it in 4
+	# of 4 boots measured (lockdep added some 2,400 dependency chains
+	# during it; the peer's retransmits were spurious, the receiver dropped
+	# them as old, and the NIC dropped nothing). The next run of the suite
+	# in the same boot passed each time (7 of 7), and so did the first on
+	# the same kernel without lockdep.
 	# A case prints its exception before its result line, and a port the
 	# peer still held shows both causes: count cases, not lines.
 	read -r nfail ntimeout < <(awk '
@@ -421,7 +429,7 @@ suite_kselftest() { # path
 			cause = 0
 			next
 		}
-		/Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use|iou-zcrx: test failed/ { cause = 1 }
+		/Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use|iou-zcrx: test failed|TimeoutExpired: Command .*iou-zcrx -c / { cause = 1 }
 		END { print nf + 0, nt + 0 }' "$out")
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then

@@ -386,6 +386,13 @@ class GuestRetryRule(unittest.TestCase):
         self.assertEqual(retry_counts(zcrx), (1, 1))
         listen = '# Exception| Exception: Waiting for port listen timed out\nnot ok 1 d.x\n'
         self.assertEqual(retry_counts(listen), (1, 1))
+        client = ("# Exception| subprocess.TimeoutExpired: Command '['ip', 'netns', 'exec', "
+                  "'ns-remote', 'bash', '-c', '/k/iou-zcrx -c -h 2001:db8:2::2:2 -p 50239 "
+                  "-l 12840']' timed out after 20 seconds\nnot ok 1 nk_qlease.test_iou_zcrx\n")
+        self.assertEqual(retry_counts(client), (1, 1))
+        # Another command's timeout is not one of them.
+        server = client.replace('iou-zcrx -c', 'ncdevmem -s')
+        self.assertEqual(retry_counts(server), (1, 0))
         # A real failure next to a timeout: not retried (counts differ).
         other = zcrx + '# Exception| AssertionError: 3 != 4\nnot ok 3 nk_qlease.test_destroy\n'
         self.assertEqual(retry_counts(other), (2, 1))

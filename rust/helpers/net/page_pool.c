@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/irqflags.h>
 #include <net/page_pool/helpers.h>
 
 #ifdef CONFIG_PAGE_POOL
@@ -80,4 +81,10 @@ rust_helper_dma_sync_single_range_for_device(struct device *dev,
 __rust_helper void *rust_helper_netmem_address(netmem_ref netmem)
 {
 	return netmem_address(netmem);
+}
+
+/* Whether a buffer dropped here may go back to its pool. */
+__rust_helper bool rust_helper_irqs_disabled(void)
+{
+	return irqs_disabled();
 }

@@ -113,8 +113,9 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// (netconsole) with hard IRQs off (`local_irq_save` then
     /// `HARD_TX_TRYLOCK`): it must then not sleep, nor take a `SpinLockBh`
     /// (its unlock enables bottom halves, which must not happen with IRQs
-    /// off), nor drop a [`PoolNetmem`](crate::net::page_pool::PoolNetmem).
-    /// Freeing an [`SkBuff`], any of its ways, is fine there.
+    /// off); a [`PoolNetmem`](crate::net::page_pool::PoolNetmem) dropped
+    /// there is leaked, as its pool may not take it back. Freeing an
+    /// [`SkBuff`], any of its ways, is fine there.
     fn start_xmit(dev: &Device<Self>, txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy>;
 
     /// Fills in counters (`ndo_get_stats64`).

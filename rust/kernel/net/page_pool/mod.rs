@@ -396,11 +396,11 @@ impl Drop for Pool {
 /// memory: a page (or part of one) or a provider's `net_iov`. Dropping it
 /// gives the reference back (`page_pool_put_full_netmem`).
 ///
-/// It may be dropped on any thread, in process or softirq context, but
-/// not in hard IRQ context nor with hard IRQs off (as from netpoll's
-/// `ndo_start_xmit`): giving a buffer back to the pool's ring takes its
-/// producer lock with `spin_lock_bh` outside softirq, and may unmap and
-/// free the page, neither of which is allowed there.
+/// It may be dropped on any thread, in process or softirq context. With
+/// hard IRQs off (in a hard IRQ handler, or as netpoll's
+/// `ndo_start_xmit`) the pool may not take it back (it would take it into
+/// its allocation cache, which the NAPI poll the IRQ interrupted may be
+/// using), and it is leaked instead, with a warning (once).
 ///
 /// # Invariants
 ///
@@ -605,12 +605,42 @@ impl PoolNetmem {
     }
 }
 
+/// Whether a buffer may go back to its pool here, where it is dropped:
+/// not with hard IRQs off. The page pool core takes a buffer freed in
+/// softirq context on the CPU of the pool's NAPI straight into the pool's
+/// allocation cache (`page_pool_napi_local`), which only that NAPI's poll
+/// may touch: from a hard IRQ that interrupted that poll, the cache would
+/// be written under it. Elsewhere, a buffer given back takes the pool's
+/// ring lock with `spin_lock_bh`, and may be unmapped and freed, which
+/// hard IRQ context allows neither. A C driver is told not to; here the
+/// reference is kept instead, and its buffer never comes back (the pool's
+/// destruction waits for it): a leak, and a warning once, for what would
+/// otherwise corrupt the pool.
+#[inline(always)]
+fn may_return() -> bool {
+    // SAFETY: reads this CPU's interrupt flag; no precondition.
+    if unsafe { !bindings::irqs_disabled() } {
+        return true;
+    }
+    leaked_with_irqs_off();
+    false
+}
+
+#[cold]
+fn leaked_with_irqs_off() {
+    crate::pr_warn_once!("page_pool: a buffer dropped with hard IRQs off is leaked\n");
+}
+
 impl Drop for PoolNetmem {
     #[inline]
     fn drop(&mut self) {
+        if !may_return() {
+            return;
+        }
         // SAFETY: the pool is alive while the reference is out; this gives
         // the one reference back, from a context that is not necessarily
-        // the pool's NAPI (no direct recycling).
+        // the pool's NAPI (no direct recycling asked for), with hard IRQs
+        // on (checked above).
         unsafe {
             bindings::page_pool_put_full_netmem(self.pool.as_ptr(), self.netmem.as_raw(), false)
         };
@@ -637,10 +667,10 @@ const REUSE_BIAS: isize = 0xffff;
 /// pipe that TCP spliced the half into), as the pool checks before it
 /// recycles a page.
 ///
-/// It may be dropped where a [`PoolNetmem`] may be: on any thread, in
-/// process or softirq context, but not in hard IRQ context nor with hard
-/// IRQs off; and so may [`Reusable::give`] be called, which drops the
-/// page when it does not keep it.
+/// It may be dropped where a [`PoolNetmem`] may be, on any thread, in
+/// process or softirq context, and so may [`Reusable::give`] be called,
+/// which drops the page when it does not keep it; with hard IRQs off, the
+/// references it holds are leaked, as a [`PoolNetmem`]'s.
 ///
 /// A half given is the caller's until dropped, and a half is given once:
 /// [`Reusable::give`] takes the page, and gives it back only turned to
@@ -809,9 +839,12 @@ impl Drop for Reusable {
             // The last one went with the last half given.
             return;
         }
+        if !may_return() {
+            return;
+        }
         let raw = self.netmem.as_raw();
-        // SAFETY: the references held here, given back at once; the pool
-        // is alive while any is out.
+        // SAFETY: the references held here, given back at once, with hard
+        // IRQs on (checked above); the pool is alive while any is out.
         if unsafe { bindings::page_pool_unref_netmem(raw, self.bias) } == 0 {
             // SAFETY: the last reference: the page is the pool's again,
             // synced for the device as far as the pool syncs its pages.
@@ -1119,6 +1152,55 @@ mod tests {
         drop(a);
         assert!(comes_back(&mut pool, raw, 512)?);
         drop(other);
+        Ok(())
+    }
+
+    #[test]
+    fn buffers_dropped_with_hard_irqs_off_stay_out_of_the_pool() -> Result {
+        use crate::interrupt::local_interrupt_disable;
+
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = reuse_pool(dev)?;
+        let buf = pool.alloc().ok_or(ENOMEM)?;
+        let raw = buf.netmem();
+        {
+            // As in a hard IRQ handler.
+            let _irqs_off = local_interrupt_disable();
+            drop(buf);
+        }
+        // Leaked: the pool does not have it back.
+        assert!(!comes_back(&mut pool, raw, 256)?);
+        // SAFETY: the reference the dropped buffer held, leaked, given
+        // back here, where it may be.
+        unsafe { bindings::page_pool_put_full_netmem(pool.ptr.as_ptr(), raw.as_raw(), false) };
+        assert!(comes_back(&mut pool, raw, 512)?);
+        // A reusable page's references, likewise, in a new pool: the ring
+        // of this one holds the 512 buffers given back above, which its
+        // next allocations take first.
+        drop(pool);
+        let mut pool = reuse_pool(dev)?;
+        let page = pool.alloc_reusable().ok_or(ENOMEM)?;
+        let (raw, bias) = (page.netmem(), page.bias);
+        {
+            let _irqs_off = local_interrupt_disable();
+            drop(page);
+        }
+        assert!(!comes_back(&mut pool, raw, 256)?);
+        // SAFETY: the references the dropped page held, leaked; the last
+        // one gives the page back to its pool.
+        unsafe {
+            if bindings::page_pool_unref_netmem(raw.as_raw(), bias) == 0 {
+                bindings::page_pool_put_unrefed_netmem(
+                    pool.ptr.as_ptr(),
+                    raw.as_raw(),
+                    u32::MAX,
+                    false,
+                );
+            }
+        }
+        assert!(comes_back(&mut pool, raw, 512)?);
         Ok(())
     }
 

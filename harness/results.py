@@ -382,7 +382,7 @@ def main():
             r = judge_kunit(text)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'races',
                        'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss',
-                       'nic-ethtool'):
+                       'nic-ethtool', 'devmem-rx-check'):
             r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)

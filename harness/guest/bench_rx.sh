@@ -101,6 +101,12 @@
 # drivers pass's configuration, and what igb_rs runs over the C igb.
 # profile-devmem: the receive modes alone (make bench's C core boot);
 # profile-drivers: the drivers alone (harness/annotate.py's input).
+# check (not one of the three either; make check's suite devmem-rx-check):
+# no timing, the standard pass's configuration and devmem receives with
+# every byte checked and every batch of tokens given back twice (-v): 4
+# flows of BENCH_RX_CHECK_MB MiB, then 1 flow received 1000 bytes at a
+# time, so that most receives end inside a frag and give back the tokens
+# reserved for the rest of the skb. Prints TAP.
 # Under TCG, instructions (and the translated blocks they come in) are
 # what a receive path costs the host; a profiler in the guest samples the
 # guest's time, which counts the vCPU's waits for a host CPU and for
@@ -128,8 +134,9 @@ standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc' ;;
 jumbo) mtu=9000 page=16384 flows=1 modes='devmem copy trunc' ;;
 drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
 profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy' ;;
+check) mtu=1500 page='' flows='1 4' modes=devmem ;;
 *)
-	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem|profile-drivers]" >&2
+	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem|profile-drivers|check]" >&2
 	exit 2
 	;;
 esac
@@ -899,9 +906,35 @@ pin_others() {
 		taskset -a -p -c "$TX_CPU" "${p#/proc/}" >/dev/null 2>&1 || true
 	done
 }
+# The check pass, as TAP: a case a step.
+check_pass() {
+	local n=0
+	tcase() { # name command...
+		n=$((n + 1))
+		if "${@:2}"; then
+			echo "ok $n $1"
+		else
+			echo "not ok $n $1"
+			fail=1
+		fi
+	}
+	echo "TAP version 13"
+	echo "1..4"
+	tcase "configure $NETIF: header split, RSS, flow rule" setup
+	tcase "devmem, 4 flows, $CHECK_MB MiB, every byte checked, tokens given back twice" \
+		run devmem 4 $((CHECK_MB * 1024 * 1024)) -v
+	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
+	tcase "devmem, 1 flow, 2 MiB in 1000-byte receives, every byte checked" \
+		run devmem 1 $((2 * 1024 * 1024)) -v -r 1000
+	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
+	tcase "undo the configuration" teardown
+}
+
 pin_others
 declare -A ROUND=()
-if [ "$PASS" = drivers ]; then
+if [ "$PASS" = check ]; then
+	check_pass
+elif [ "$PASS" = drivers ]; then
 	drivers_pass || fail=1
 elif [[ $PASS == profile* ]]; then
 	profile_pass || fail=1

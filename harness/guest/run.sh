@@ -493,6 +493,7 @@ for suite in "$@"; do
 	bench-rx) "$(dirname "$0")/bench_rx.sh" ;;
 	# One pass of it: bench-rx-standard, -jumbo, -drivers.
 	bench-rx-*) "$(dirname "$0")/bench_rx.sh" "${suite#bench-rx-}" ;;
+	devmem-rx-check) "$(dirname "$0")/bench_rx.sh" check ;;
 	bench-profile) "$(dirname "$0")/bench_rx.sh" profile ;;
 	bench-profile-devmem) "$(dirname "$0")/bench_rx.sh" profile-devmem ;;
 	bench-profile-drivers) "$(dirname "$0")/bench_rx.sh" profile-drivers ;;

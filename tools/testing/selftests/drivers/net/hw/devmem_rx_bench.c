@@ -34,9 +34,11 @@
  *
  * Every byte of every flow, at stream offset i, must be i % 251 when -v
  * is given (251 is prime: no frag or page size is a multiple of it, so a
- * frag reported at a wrong offset shows). -v reads every byte, so it is
- * for a correctness run, not a timed one; it has no meaning with the trunc
- * modes. -e fails the run unless every flow carried BYTES_PER_FLOW.
+ * frag reported at a wrong offset shows); devmem then gives every batch
+ * of tokens back a second time, which must free nothing. -v reads every
+ * byte, so it is for a correctness run, not a timed one; it has no
+ * meaning with the trunc modes. -e fails the run unless every flow
+ * carried BYTES_PER_FLOW.
  *
  * Prints on stdout "listening port=PORT" once it is ready for the
  * connections, and at the end one line of key=value pairs:
@@ -349,6 +351,17 @@ static void return_tokens(struct flow *f)
 	if ((unsigned int)ret != f->nfrags)
 		error(1, 0, "flow %d: SO_DEVMEM_DONTNEED freed %d of %u frags",
 		      f->index, ret, f->nfrags);
+	if (validate) {
+		/* The same tokens again: the kernel must know none of them. */
+		ret = setsockopt(f->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED,
+				 f->batch, f->nranges * sizeof(f->batch[0]));
+		if (ret < 0)
+			error(1, errno, "flow %d: SO_DEVMEM_DONTNEED again",
+			      f->index);
+		if (ret)
+			error(1, 0, "flow %d: %d of %u frags freed twice",
+			      f->index, ret, f->nfrags);
+	}
 	stats.dontneed++;
 	stats.ranges += f->nranges;
 	f->nranges = 0;

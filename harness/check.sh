@@ -11,7 +11,7 @@ set -euo pipefail
 
 # Whether the user chose the suites (DEBUG=1 adds to the default set only).
 suites_chosen=${CHECK_SUITES:+yes}
-CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py
+CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py devmem-rx-check
 	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-rss nic-lifecycle
 	nic-ethtool drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
 	drivers/net/napi_id.py drivers/net/napi_threaded.py drivers/net/hw/irq.py

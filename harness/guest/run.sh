@@ -480,7 +480,7 @@ RXFH_BOOT=$(ethtool -x "${NETIF:-lo}" 2>/dev/null)
 
 for suite in "$@"; do
 	name=${suite//\//_}
-	log "suite $suite at $(date +%T)"
+	log "suite $suite at $(date +%T), on CPUs $(awk '$1 == "Cpus_allowed_list:" { print $2 }' /proc/$$/status)"
 	case "$suite" in
 	kunit) suite_kunit ;;
 	net-env) suite_net_env ;;

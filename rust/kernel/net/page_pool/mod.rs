@@ -93,6 +93,8 @@ fn buf_len(order: u32) -> Option<u32> {
 /// come back, unless made [`Params::unmapped`].
 pub struct Params<'a> {
     raw: bindings::page_pool_params,
+    /// `pool_size` instead, when the queue has a memory provider.
+    provider_size: u32,
     _refs: PhantomData<(&'a Device<Bound>, &'a NetDevice)>,
 }
 
@@ -103,6 +105,7 @@ impl<'a> Params<'a> {
         let mut this = Self {
             // All zeroes: no device, no netdev, no callback.
             raw: bindings::page_pool_params::default(),
+            provider_size: 0,
             _refs: PhantomData,
         };
         let fast = this.fast();
@@ -171,6 +174,53 @@ impl<'a> Params<'a> {
         self
     }
 
+    /// Holds `size` buffers in the pool's ring (`pool_size`) instead, if
+    /// more, when the pool's queue ([`Params::rx_queue`]) has a memory
+    /// provider. A provider's buffers come back in the batches a consumer
+    /// returns them in, from outside the pool's NAPI (a devmem socket gives
+    /// back up to 1024 tokens a call): what the ring cannot hold is
+    /// released to the provider, and allocated from it again later. A
+    /// larger ring costs a provider's pool nothing but pointers, while
+    /// each host page held there is memory taken.
+    pub fn provider_pool_size(mut self, size: u32) -> Self {
+        self.provider_size = size;
+        self
+    }
+
+    /// The parameters to create the pool with: `pool_size` as
+    /// [`Params::provider_pool_size`] says for the queue's provider.
+    fn resolve(&self) -> bindings::page_pool_params {
+        let mut raw = self.raw;
+        // SAFETY: as in `fast`, read only.
+        let (slow, pool_size) = unsafe {
+            (
+                &self.raw.__bindgen_anon_2.slow,
+                self.raw.__bindgen_anon_1.fast.pool_size,
+            )
+        };
+        if self.provider_size <= pool_size
+            || slow.flags & PP_FLAG_ALLOW_UNREADABLE_NETMEM == 0
+            || slow.netdev.is_null()
+        {
+            return raw;
+        }
+        // SAFETY: `rx_queue` set a live device, whose instance lock its
+        // caller holds while the pool is made: the queue's provider, read
+        // as `page_pool_create` reads it, cannot change in between.
+        let has_provider = unsafe {
+            let dev = slow.netdev;
+            slow.queue_idx < (*dev).real_num_rx_queues
+                && !(*(*dev)._rx.add(slow.queue_idx as usize))
+                    .mp_params
+                    .mp_ops
+                    .is_null()
+        };
+        if has_provider {
+            raw.__bindgen_anon_1.fast.pool_size = self.provider_size;
+        }
+        raw
+    }
+
     /// Whether the pool maps its buffers for DMA.
     fn maps(&self) -> bool {
         // SAFETY: as in `fast`, read only.
@@ -218,10 +268,11 @@ impl Pool {
     /// Creates a pool; `EINVAL` for an order above `MAX_PAGE_ORDER`.
     pub fn new(params: &Params<'_>) -> Result<Self> {
         params.check()?;
-        // SAFETY: `params` is valid; the devices it names outlive the call,
-        // and for a queue's pool the caller of `Params::rx_queue` holds
-        // the instance lock.
-        let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&params.raw) })?;
+        let raw = params.resolve();
+        // SAFETY: `raw` is `params`' (one size aside), valid; the devices
+        // it names outlive the call, and for a queue's pool the caller of
+        // `Params::rx_queue` holds the instance lock.
+        let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&raw) })?;
         Ok(Self {
             // INVARIANT: created here, with the flags of `params`.
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,

@@ -117,6 +117,11 @@ const HDR_BUF: u32 = build_buf_size(HDR_SIZE);
 pub(crate) const MAX_RX_BUF: u32 = 16384;
 /// A receive buffer of host memory: half a 4 KiB page.
 const HOST_FRAG: u32 = 2048;
+/// The ring of a payload pool with a memory provider holds as many buffers
+/// as a devmem socket gives back in one call (`SO_DEVMEM_DONTNEED`, 1024
+/// frags), if more than the descriptor ring: they are used again from
+/// there, not released to the provider and allocated from it again.
+const PROVIDER_POOL: u32 = 1024;
 /// Without header split, at most this much of a frame is copied into the
 /// skb: its headers, as the flow dissector finds them.
 const COPY_MAX: usize = 256;
@@ -349,7 +354,9 @@ impl RxRing {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
-        let params = Params::new(dev, order, n).rx_queue_locked(netdev, idx);
+        let params = Params::new(dev, order, n)
+            .provider_pool_size(PROVIDER_POOL)
+            .rx_queue_locked(netdev, idx);
         let mut pool = Pool::new(&params)?;
         if pool.is_unreadable() && !split {
             // Whole frames in device memory: nothing could read them. The

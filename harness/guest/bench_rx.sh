@@ -105,8 +105,9 @@
 # no timing, the standard pass's configuration and devmem receives with
 # every byte checked and every batch of tokens given back twice (-v): 4
 # flows of BENCH_RX_CHECK_MB MiB, then 1 flow received 1000 bytes at a
-# time, so that most receives end inside a frag and give back the tokens
-# reserved for the rest of the skb. Prints TAP.
+# time, so that most receives end inside a frag, then 1 flow with room
+# for 3 cmsgs a receive, so that most receives end inside an skb and the
+# kernel takes back the tokens it reserved for the rest. Prints TAP.
 # Under TCG, instructions (and the translated blocks they come in) are
 # what a receive path costs the host; a profiler in the guest samples the
 # guest's time, which counts the vCPU's waits for a host CPU and for
@@ -349,7 +350,7 @@ declare -A RES=()
 run() { # mode flows bytes [args...]
 	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src infd key
 	local -a b0 b1
-	local irq0 irq1 pirq0 pirq1 t0 t1
+	local irq0 irq1 pirq0 pirq1 t0 t1 wpid
 	shift 3
 	RES=()
 	dir=$(mktemp -d)
@@ -386,9 +387,13 @@ run() { # mode flows bytes [args...]
 	taskset -c "$TX_CPU" ip netns exec ns-remote "$SEND" -a "$LOCAL_V6" -p "$PORT" \
 		-n "$n" -b "$per" >"$dir/sent" 2>&1 &
 	spid=$!
+	stall_watch "$rxpid" "$dir/stall" &
+	wpid=$!
 	line=
 	read -r -t "$RUN_TIMEOUT" line <&"$rxfd"
 	t1=$EPOCHREALTIME
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
 	read_idle
 	b1=("${IDLE[@]}")
 	irq1=$(irqs_of "$DUT_PCI")
@@ -420,6 +425,10 @@ run() { # mode flows bytes [args...]
 		[ "${RES[wall_ns]:-0}" = 0 ]; then
 		log "$mode, $n flow(s): failed (receiver $rc, sender $src); it said: ${line:-nothing}"
 		sed 's/^/#   /' "$dir/err" "$dir/sent"
+		if [ -s "$dir/stall" ]; then
+			log "no byte received for ${STALL_S} s; then:"
+			sed 's/^/#   /' "$dir/stall"
+		fi
 		rm -rf "$dir"
 		return 1
 	fi
@@ -928,6 +937,57 @@ unpin_others() {
 		taskset -a -p -c "${PINNED[$pid]:-$online}" "$pid" >/dev/null 2>&1 || true
 	done
 }
+# What a run that stopped making progress is waiting for: the two ends
+# of the connection, the receiver's state, the device's and the peer's
+# counters, the queues' (netdev qstats) and TCP's drop counters. Written
+# by stall_watch before the receiver is killed, so that a failed run says
+# whether it was slow or stuck, and where.
+stall_dump() { # receiver-pid
+	local t
+	echo "receiver $1: $(awk '{ print "state", $3 }' "/proc/$1/stat" 2>/dev/null), wchan $(cat "/proc/$1/wchan" 2>/dev/null)"
+	for t in /proc/"$1"/task/*; do
+		echo "task ${t##*/}:"
+		sed 's/^/  /' "$t/stack" 2>/dev/null
+	done
+	echo "receiver's sockets:"
+	ss -tmnie "( sport = :$PORT )" 2>&1
+	echo "sender's sockets:"
+	ip netns exec ns-remote ss -tmnie "( dport = :$PORT )" 2>&1
+	echo "$NETIF counters (not 0):"
+	ethtool -S "$NETIF" 2>&1 | awk -F: '$2 + 0 != 0'
+	echo "$NETIF queue stats:"
+	python3 "$KSRC/tools/net/ynl/pyynl/cli.py" \
+		--spec "$KSRC/Documentation/netlink/specs/netdev.yaml" \
+		--dump qstats-get --json "{\"ifindex\": $(cat "/sys/class/net/$NETIF/ifindex"), \"scope\": \"queue\"}" 2>&1
+	echo "$PEER (peer):"
+	ip -n ns-remote -s link show "$PEER" 2>&1
+	echo "TCP counters (not 0):"
+	nstat -az 2>/dev/null | awk '$2 != 0 && /Prune|Collapse|Drop|Zero|OFO|Backlog|Retrans|Timeout|RcvQ|Memory/'
+}
+
+# Watches run's receiver: when the flows have received nothing for
+# STALL_S seconds, writes stall_dump to $2 (once) and lets run's timeout
+# end it.
+STALL_S=60
+stall_watch() { # receiver-pid file
+	local last=-1 now still=0
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 5
+		now=$(ss -tnie "( sport = :$PORT )" 2>/dev/null |
+			awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { sub(/.*:/, "", $i); s += $i } } END { print s + 0 }')
+		if [ "$now" = "$last" ]; then
+			still=$((still + 5))
+		else
+			still=0
+			last=$now
+		fi
+		if ((still >= STALL_S)); then
+			stall_dump "$1" >"$2" 2>&1
+			return
+		fi
+	done
+}
+
 # The check pass, as TAP: a case a step.
 check_pass() {
 	local n=0
@@ -941,13 +1001,16 @@ check_pass() {
 		fi
 	}
 	echo "TAP version 13"
-	echo "1..4"
+	echo "1..5"
 	tcase "configure $NETIF: header split, RSS, flow rule" setup
 	tcase "devmem, 4 flows, $CHECK_MB MiB, every byte checked, tokens given back twice" \
 		run devmem 4 $((CHECK_MB * 1024 * 1024)) -v
 	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
 	tcase "devmem, 1 flow, 2 MiB in 1000-byte receives, every byte checked" \
 		run devmem 1 $((2 * 1024 * 1024)) -v -r 1000
+	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
+	tcase "devmem, 1 flow, 2 MiB, room for 3 cmsgs a receive, every byte checked" \
+		run devmem 1 $((2 * 1024 * 1024)) -v -c 3
 	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
 	tcase "undo the configuration" teardown
 }

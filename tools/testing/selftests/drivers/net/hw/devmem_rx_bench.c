@@ -19,7 +19,7 @@
  *
  *   devmem_rx_bench -s SERVER_IP -p PORT -m MODE [-n FLOWS] [-f IFNAME]
  *                   [-q QUEUE] [-r RECV_SIZE] [-P PAGES] [-z RX_PAGE_SIZE]
- *                   [-e BYTES_PER_FLOW] [-v] [-w]
+ *                   [-e BYTES_PER_FLOW] [-c CMSGS] [-v] [-w]
  *
  * It listens on SERVER_IP:PORT, accepts FLOWS connections, and receives
  * from all of them (epoll, level-triggered, non-blocking receives of
@@ -38,7 +38,10 @@
  * of tokens back a second time, which must free nothing. -v reads every
  * byte, so it is for a correctness run, not a timed one; it has no
  * meaning with the trunc modes. -e fails the run unless every flow
- * carried BYTES_PER_FLOW.
+ * carried BYTES_PER_FLOW. -c gives a devmem receive room for CMSGS
+ * cmsgs (4096 by default): with few, most receives end when the room
+ * runs out, in the middle of an skb whose next frags' tokens the kernel
+ * had reserved and must take back.
  *
  * Prints on stdout "listening port=PORT" once it is ready for the
  * connections, and at the end one line of key=value pairs:
@@ -619,7 +622,8 @@ static void print_usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s -s SERVER_IP -p PORT -m copy|trunc|devmem|devmem-trunc\n"
 		"       [-n FLOWS] [-f IFNAME] [-q QUEUE] [-r RECV_SIZE] [-P PAGES]\n"
-		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-v] [-w]\n", prog);
+		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-c CMSGS] [-v] [-w]\n",
+		prog);
 	exit(2);
 }
 
@@ -628,7 +632,7 @@ int main(int argc, char *argv[])
 	unsigned long long wall_ns, bytes = 0;
 	const char *server = NULL, *ifname = NULL;
 	int port = 0, queue = -1, opt, lfd, i;
-	unsigned long pages = DEFAULT_PAGES;
+	unsigned long pages = DEFAULT_PAGES, cmsgs = MAX_CMSGS;
 	struct ynl_sock *ys = NULL;
 	struct sockaddr_in6 addr;
 	unsigned int ifindex = 0;
@@ -638,7 +642,7 @@ int main(int argc, char *argv[])
 	size_t niovs;
 	char c;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:vw")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:c:vw")) != -1) {
 		switch (opt) {
 		case 's':
 			server = optarg;
@@ -678,6 +682,9 @@ int main(int argc, char *argv[])
 		case 'e':
 			expect_bytes = strtoull(optarg, NULL, 0);
 			break;
+		case 'c':
+			cmsgs = strtoul(optarg, NULL, 0);
+			break;
 		case 'v':
 			validate = true;
 			break;
@@ -689,7 +696,8 @@ int main(int argc, char *argv[])
 		}
 	}
 	if (!server || port <= 0 || port > 65535 || nflows < 1 ||
-	    nflows > MAX_FLOWS || !recv_size || !pages)
+	    nflows > MAX_FLOWS || !recv_size || !pages || !cmsgs ||
+	    cmsgs > MAX_CMSGS)
 		print_usage(argv[0]);
 	if (devmem_mode() && !ifname)
 		error(2, 0, "mode %s needs -f IFNAME", mode_names[mode]);
@@ -705,7 +713,7 @@ int main(int argc, char *argv[])
 		      recv_size, dmabuf.size);
 	/* The buffer for the bytes a devmem receive copies (headers). */
 	iobuf = malloc(recv_size);
-	ctrl_size = MAX_CMSGS * CMSG_SPACE(sizeof(struct dmabuf_cmsg));
+	ctrl_size = cmsgs * CMSG_SPACE(sizeof(struct dmabuf_cmsg));
 	ctrl = malloc(ctrl_size);
 	flows = calloc(nflows, sizeof(*flows));
 	if (!iobuf || !ctrl || !flows)

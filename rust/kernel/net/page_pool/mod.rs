@@ -204,9 +204,11 @@ impl<'a> Params<'a> {
         {
             return raw;
         }
-        // SAFETY: `rx_queue` set a live device, whose instance lock its
-        // caller holds while the pool is made: the queue's provider, read
-        // as `page_pool_create` reads it, cannot change in between.
+        // SAFETY: `rx_queue` set a device that outlives `'a`, whose
+        // instance lock its caller holds while the pool is made: the
+        // queue's provider, read as `page_pool_create` reads it, cannot
+        // change in between. `_rx` has `num_rx_queues` entries, at least
+        // `real_num_rx_queues`, which bounds the index before it is used.
         let has_provider = unsafe {
             let dev = slow.netdev;
             slow.queue_idx < (*dev).real_num_rx_queues

@@ -107,7 +107,9 @@
 # flows of BENCH_RX_CHECK_MB MiB, then 1 flow received 1000 bytes at a
 # time, so that most receives end inside a frag, then 1 flow with room
 # for 3 cmsgs a receive, so that most receives end inside an skb and the
-# kernel takes back the tokens it reserved for the rest. Prints TAP.
+# kernel takes back the tokens it reserved for the rest, then 1 flow
+# while a second thread gives back guessed tokens (devmem_rx_bench -g),
+# after which every destroyed page pool must drain. Prints TAP.
 # Under TCG, instructions (and the translated blocks they come in) are
 # what a receive path costs the host; a profiler in the guest samples the
 # guest's time, which counts the vCPU's waits for a host CPU and for
@@ -988,6 +990,42 @@ stall_watch() { # receiver-pid file
 	done
 }
 
+# Whether every page pool of NETIF that was destroyed (detach-time) has
+# given back all its buffers (inflight 0) within 30 s: a net_iov whose
+# reference was lost keeps its pool, and the binding, for ever.
+pools_drained() {
+	local i left ifindex
+	ifindex=$(cat "/sys/class/net/$NETIF/ifindex")
+	for ((i = 0; i < 30; i++)); do
+		left=$(python3 "$KSRC/tools/net/ynl/pyynl/cli.py" \
+			--spec "$KSRC/Documentation/netlink/specs/netdev.yaml" \
+			--dump page-pool-get --output-json |
+			python3 -c '
+import json, sys
+pools = [p for p in json.load(sys.stdin)
+         if p.get("ifindex") == int(sys.argv[1]) and "detach-time" in p and p.get("inflight", 0)]
+print(" ".join("pool %d (%d in flight%s)" % (p["id"], p["inflight"], ", dma-buf %d" % p["dmabuf"] if "dmabuf" in p else "") for p in pools))
+' "$ifindex") || return 1
+		if [ -z "$left" ]; then
+			log "no destroyed page pool of $NETIF holds a buffer (after ${i} s)"
+			return 0
+		fi
+		sleep 1
+	done
+	log "destroyed pools still holding buffers after 30 s: $left"
+	return 1
+}
+
+# A devmem run while a second thread (-g, on the peer's CPU) gives back
+# tokens 1 to 1024 over and over, those the receiver holds and those a
+# receive has reserved but not handed out; then no buffer may be left in
+# flight once the binding is gone.
+guessed_run() {
+	run devmem 1 $((CHECK_MB * 1024 * 1024)) -g "$TX_CPU" || return 1
+	log "the second thread freed ${RES[guessed]:-?} of ${RES[frags]:-?} frags"
+	((${RES[guessed]:-0} > 0)) && pools_drained
+}
+
 # The check pass, as TAP: a case a step.
 check_pass() {
 	local n=0
@@ -1001,7 +1039,7 @@ check_pass() {
 		fi
 	}
 	echo "TAP version 13"
-	echo "1..5"
+	echo "1..6"
 	tcase "configure $NETIF: header split, RSS, flow rule" setup
 	tcase "devmem, 4 flows, $CHECK_MB MiB, every byte checked, tokens given back twice" \
 		run devmem 4 $((CHECK_MB * 1024 * 1024)) -v
@@ -1012,6 +1050,8 @@ check_pass() {
 	tcase "devmem, 1 flow, 2 MiB, room for 3 cmsgs a receive, every byte checked" \
 		run devmem 1 $((2 * 1024 * 1024)) -v -c 3
 	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
+	tcase "devmem, 1 flow, $CHECK_MB MiB, a second thread giving back guessed tokens, then no buffer left in flight" \
+		guessed_run
 	tcase "undo the configuration" teardown
 }
 

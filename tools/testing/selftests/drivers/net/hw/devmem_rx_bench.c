@@ -19,7 +19,7 @@
  *
  *   devmem_rx_bench -s SERVER_IP -p PORT -m MODE [-n FLOWS] [-f IFNAME]
  *                   [-q QUEUE] [-r RECV_SIZE] [-P PAGES] [-z RX_PAGE_SIZE]
- *                   [-e BYTES_PER_FLOW] [-c CMSGS] [-v] [-w]
+ *                   [-e BYTES_PER_FLOW] [-c CMSGS] [-g CPU] [-v] [-w]
  *
  * It listens on SERVER_IP:PORT, accepts FLOWS connections, and receives
  * from all of them (epoll, level-triggered, non-blocking receives of
@@ -41,13 +41,22 @@
  * carried BYTES_PER_FLOW. -c gives a devmem receive room for CMSGS
  * cmsgs (4096 by default): with few, most receives end when the room
  * runs out, in the middle of an skb whose next frags' tokens the kernel
- * had reserved and must take back.
+ * had reserved and must take back. -g starts a second thread, on CPU,
+ * that gives back every flow's tokens 1 to 1024 over and over while the
+ * flows are received, as a program guessing tokens (they are handed out
+ * lowest first) would: it frees tokens the receiver holds and tokens a
+ * receive has reserved and not handed out yet. The receiver's own
+ * SO_DEVMEM_DONTNEED may then free fewer than it gives back; -g has no
+ * meaning with -v, since a frag freed under the receiver may be written
+ * again before it is read. What such a run shows is outside it: that it
+ * ends, and that no net_iov is left in flight once the binding is gone.
  *
  * Prints on stdout "listening port=PORT" once it is ready for the
  * connections, and at the end one line of key=value pairs:
  *
  *   devmem_rx_bench mode=M flows=N bytes=B wall_ns=W user_ns=U sys_ns=S
  *                   recvs=R frags=F ranges=G dontneed=D linear_bytes=L
+ *                   guessed=Q
  *
  * bytes over all flows; wall_ns from the first receive event to the last
  * EOF (CLOCK_MONOTONIC); user_ns and sys_ns the process's own CPU time
@@ -55,14 +64,14 @@
  * data; frags the device-memory frags received, ranges the token ranges
  * and dontneed the SO_DEVMEM_DONTNEED calls that gave them back;
  * linear_bytes the devmem bytes that came in the linear part of an skb
- * (SO_DEVMEM_LINEAR). The line is printed before the binding and the
- * sockets are torn down, so a caller measuring the whole machine's CPU
- * can stop when it reads it. With -w the program then closes the
- * connections (the sender waits for that) and waits until its standard
- * input reaches EOF before it unbinds and frees the buffer, so that a
- * caller measuring from outside the machine (the host of a virtual one)
- * can take its reading first. Exits 0 only when every flow ended cleanly
- * and every check passed.
+ * (SO_DEVMEM_LINEAR); guessed the frags the -g thread freed. The line
+ * is printed before the binding and the sockets are torn down, so a
+ * caller measuring the whole machine's CPU can stop when it reads it.
+ * With -w the program then closes the connections (the sender waits for
+ * that) and waits until its standard input reaches EOF before it unbinds
+ * and frees the buffer, so that a caller measuring from outside the
+ * machine (the host of a virtual one) can take its reading first. Exits
+ * 0 only when every flow ended cleanly and every check passed.
  */
 #define _GNU_SOURCE
 #define __EXPORTED_HEADERS__
@@ -78,6 +87,8 @@
 #include <error.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,6 +186,9 @@ static size_t copy_off;
 static unsigned char *iobuf;
 static unsigned char *ctrl;
 static size_t ctrl_size;
+static int guess_cpu = -1;
+static bool guess_stop;
+static unsigned long long guessed;
 
 static bool devmem_mode(void)
 {
@@ -351,7 +365,8 @@ static void return_tokens(struct flow *f)
 			 f->nranges * sizeof(f->batch[0]));
 	if (ret < 0)
 		error(1, errno, "flow %d: SO_DEVMEM_DONTNEED", f->index);
-	if ((unsigned int)ret != f->nfrags)
+	if ((unsigned int)ret > f->nfrags ||
+	    (guess_cpu < 0 && (unsigned int)ret != f->nfrags))
 		error(1, 0, "flow %d: SO_DEVMEM_DONTNEED freed %d of %u frags",
 		      f->index, ret, f->nfrags);
 	if (validate) {
@@ -617,13 +632,42 @@ static void parse_address(const char *str, int port, struct sockaddr_in6 *sin6)
 	sin6->sin6_addr.s6_addr16[5] = 0xffff;
 }
 
+/* -g: gives back tokens 1 to MAX_DONTNEED_FRAGS of every flow until told
+ * to stop.
+ */
+static void *guess_tokens(void *arg)
+{
+	struct dmabuf_token all = { .token_start = 1,
+				    .token_count = MAX_DONTNEED_FRAGS };
+	struct flow *flows = arg;
+	cpu_set_t cpus;
+	int i, ret;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(guess_cpu, &cpus);
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (ret)
+		error(1, ret, "-g: CPU %d", guess_cpu);
+	while (!__atomic_load_n(&guess_stop, __ATOMIC_RELAXED)) {
+		for (i = 0; i < nflows; i++) {
+			ret = setsockopt(flows[i].fd, SOL_SOCKET,
+					 SO_DEVMEM_DONTNEED, &all, sizeof(all));
+			if (ret < 0)
+				error(1, errno, "-g: flow %d: SO_DEVMEM_DONTNEED",
+				      i);
+			__atomic_add_fetch(&guessed, ret, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s -s SERVER_IP -p PORT -m copy|trunc|devmem|devmem-trunc\n"
 		"       [-n FLOWS] [-f IFNAME] [-q QUEUE] [-r RECV_SIZE] [-P PAGES]\n"
-		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-c CMSGS] [-v] [-w]\n",
-		prog);
+		"       [-z RX_PAGE_SIZE] [-e BYTES_PER_FLOW] [-c CMSGS] [-g CPU]\n"
+		"       [-v] [-w]\n", prog);
 	exit(2);
 }
 
@@ -631,18 +675,19 @@ int main(int argc, char *argv[])
 {
 	unsigned long long wall_ns, bytes = 0;
 	const char *server = NULL, *ifname = NULL;
-	int port = 0, queue = -1, opt, lfd, i;
+	int port = 0, queue = -1, opt, lfd, i, ret;
 	unsigned long pages = DEFAULT_PAGES, cmsgs = MAX_CMSGS;
 	struct ynl_sock *ys = NULL;
 	struct sockaddr_in6 addr;
 	unsigned int ifindex = 0;
 	struct rusage ru0, ru1;
+	pthread_t guesser;
 	bool found, linger = false;
 	struct flow *flows;
 	size_t niovs;
 	char c;
 
-	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:c:vw")) != -1) {
+	while ((opt = getopt(argc, argv, "s:p:m:n:f:q:r:P:z:e:c:g:vw")) != -1) {
 		switch (opt) {
 		case 's':
 			server = optarg;
@@ -685,6 +730,9 @@ int main(int argc, char *argv[])
 		case 'c':
 			cmsgs = strtoul(optarg, NULL, 0);
 			break;
+		case 'g':
+			guess_cpu = atoi(optarg);
+			break;
 		case 'v':
 			validate = true;
 			break;
@@ -701,6 +749,8 @@ int main(int argc, char *argv[])
 		print_usage(argv[0]);
 	if (devmem_mode() && !ifname)
 		error(2, 0, "mode %s needs -f IFNAME", mode_names[mode]);
+	if (guess_cpu >= 0 && (mode != MODE_DEVMEM || validate))
+		error(2, 0, "-g: for mode devmem without -v");
 	if (validate && (mode == MODE_TRUNC || mode == MODE_DEVMEM_TRUNC))
 		error(2, 0, "-v: mode %s drops the payload unseen",
 		      mode_names[mode]);
@@ -747,9 +797,18 @@ int main(int argc, char *argv[])
 	printf("listening port=%d\n", port);
 	fflush(stdout);
 	accept_flows(lfd, flows);
+	if (guess_cpu >= 0) {
+		ret = pthread_create(&guesser, NULL, guess_tokens, flows);
+		if (ret)
+			error(1, ret, "-g: pthread_create");
+	}
 
 	wall_ns = receive_all(flows, &ru0);
 	getrusage(RUSAGE_SELF, &ru1);
+	if (guess_cpu >= 0) {
+		__atomic_store_n(&guess_stop, true, __ATOMIC_RELAXED);
+		pthread_join(guesser, NULL);
+	}
 
 	for (i = 0; i < nflows; i++) {
 		bytes += flows[i].pos;
@@ -761,9 +820,9 @@ int main(int argc, char *argv[])
 	       mode_names[mode], nflows, bytes, wall_ns,
 	       tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime),
 	       tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime));
-	printf(" recvs=%llu frags=%llu ranges=%llu dontneed=%llu linear_bytes=%llu\n",
+	printf(" recvs=%llu frags=%llu ranges=%llu dontneed=%llu linear_bytes=%llu guessed=%llu\n",
 	       stats.recvs, stats.frags, stats.ranges, stats.dontneed,
-	       stats.linear_bytes);
+	       stats.linear_bytes, guessed);
 	fflush(stdout);
 
 	for (i = 0; i < nflows; i++)

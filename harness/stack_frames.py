@@ -13,14 +13,16 @@ stack is 16 KiB on x86_64; a KUnit case of igb_rs reserving 8 KiB, calling
 a helper reserving 6.5 KiB, overran it and, without CONFIG_VMAP_STACK,
 wrote over the memory after the stack unnoticed.
 
-Prints one line for make check's results (name, pass or fail, detail) and
-lists the functions over the limit on stderr.
+Prints one line for make check's results (name, pass or fail, detail),
+a failed one when it crashes, and lists the functions over the limit on
+stderr.
 """
 
 import os
 import re
 import subprocess
 import sys
+import traceback
 
 OBJECTS = (
     'rust/kernel.o',
@@ -67,10 +69,8 @@ def demangle(names):
     return out if p.returncode == 0 and len(out) == len(names) else names
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    build = sys.argv[1]
+def judge(build):
+    """Prints the result line; returns the exit status."""
     limit = frame_limit(build)
     if limit <= 0:
         print('stack-frames\tfail\tCONFIG_FRAME_WARN is not set in the build')
@@ -83,6 +83,9 @@ def main():
     all_frames = []
     for o in objs:
         all_frames += [(n, fn, o) for n, fn in frames(os.path.join(build, o))]
+    if not all_frames:
+        print(f'stack-frames\tfail\tno function reserving stack found in {", ".join(objs)}')
+        return 1
     over = sorted((f for f in all_frames if f[0] > limit), reverse=True)
     big = max(all_frames)
     names = demangle([fn for _, fn, _ in over] + [big[1]])
@@ -96,6 +99,20 @@ def main():
     print(f'stack-frames\tpass\t{len(all_frames)} Rust functions reserve stack, the most '
           f'{big[0]} bytes ({names[-1]}), within CONFIG_FRAME_WARN ({limit})')
     return 0
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    try:
+        return judge(sys.argv[1])
+    except Exception as e:  # pylint: disable=broad-exception-caught
+        # A crash (no llvm-objdump, an unreadable object) must fail the
+        # check, not drop its line.
+        traceback.print_exc()
+        what = ' '.join(str(e).split())
+        print(f'stack-frames\tfail\tstack_frames.py crashed: {type(e).__name__}: {what}')
+        return 1
 
 
 if __name__ == '__main__':

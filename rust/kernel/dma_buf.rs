@@ -138,8 +138,10 @@ impl Attachment {
     ///
     /// ```ignore,compile_fail,E0308
     /// use kernel::{device::Device, dma_buf::{Attachment, DmaBuf}};
+    /// # // twin: use kernel::device::Bound;
     ///
-    /// fn attach(buf: &DmaBuf, dev: &Device) -> Result<Attachment> {
+    /// fn attach(buf: &DmaBuf, dev: &Device) -> Result<Attachment> { // misuse
+    /// # // twin: fn attach(buf: &DmaBuf, dev: &Device<Bound>) -> Result<Attachment> {
     ///     // `dev` may have no driver: this does not build.
     ///     Attachment::new(buf, dev)
     /// }
@@ -179,10 +181,13 @@ impl Attachment {
     ///
     /// ```ignore,compile_fail,E0061
     /// use kernel::{dma::DataDirection, dma_buf::Attachment};
+    /// # // twin: use kernel::device::{Bound, Device};
     ///
-    /// fn map(att: Attachment) -> Result {
+    /// fn map(att: Attachment) -> Result { // misuse
+    /// # // twin: fn map(att: Attachment, dev: &Device<Bound>) -> Result {
     ///     // No `Device<Bound>`: this does not build.
-    ///     att.map(DataDirection::ToDevice)?;
+    ///     att.map(DataDirection::ToDevice)?; // misuse
+    /// #   // twin: att.map(dev, DataDirection::ToDevice)?;
     ///     Ok(())
     /// }
     /// ```

@@ -43,7 +43,9 @@ pub enum NetIovType {
 /// };
 ///
 /// fn forge(niov: &mut NetIov, elsewhere: &NetIovArea) {
-///     niov.init(elsewhere, NetIovType::Dmabuf, 0xdead_0000);
+///     niov.init(elsewhere, NetIovType::Dmabuf, 0xdead_0000); // misuse
+/// #   // twin: // SAFETY: what `init` asks of the area and the address, the caller's.
+/// #   // twin: unsafe { niov.init(elsewhere, NetIovType::Dmabuf, 0xdead_0000) };
 /// }
 /// ```
 ///
@@ -297,7 +299,9 @@ const NET_IOV_TAG: bindings::netmem_ref = bindings::NET_IOV as bindings::netmem_
 /// ```ignore,compile_fail,E0133
 /// use kernel::net::netmem::NetmemRef;
 ///
-/// let forged = NetmemRef::from_raw(0x1000 | 1);
+/// let forged = NetmemRef::from_raw(0x1000 | 1); // misuse
+/// # // twin: // SAFETY: not handed to C: this only shows the call.
+/// # // twin: let forged = unsafe { NetmemRef::from_raw(0x1000 | 1) };
 /// ```
 ///
 /// # Invariants

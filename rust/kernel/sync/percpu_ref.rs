@@ -171,7 +171,9 @@ impl<T: Release> PercpuRef<T> {
     /// };
     ///
     /// fn unbalanced<T: Release>(count: &PercpuRef<T>) {
-    ///     count.put();
+    ///     count.put(); // misuse
+    /// #   // twin: // SAFETY: the caller gave up a reference for this put.
+    /// #   // twin: unsafe { count.put() };
     /// }
     /// ```
     #[inline]
@@ -208,8 +210,10 @@ impl<T: Release> PercpuRef<T> {
     /// };
     ///
     /// fn kill_twice<T: Release>(count: &PercpuRef<T>) {
-    ///     count.kill();
-    ///     count.kill();
+    ///     count.kill(); // misuse
+    ///     count.kill(); // misuse
+    /// #   // twin: // SAFETY: the caller owns the initial reference and gives it up, once.
+    /// #   // twin: unsafe { count.kill() };
     /// }
     /// ```
     pub unsafe fn kill(&self) {
@@ -302,8 +306,9 @@ impl<T: Release> PinnedDrop for PercpuRef<T> {
 ///
 /// fn outlive<T: Release>(count: KBox<PercpuRef<T>>) {
 ///     let r = count.tryget();
-///     drop(count);
+///     drop(count); // misuse
 ///     drop(r);
+/// #   // twin: drop(count);
 /// }
 /// ```
 #[must_use = "the reference is dropped right away when the guard is unused"]

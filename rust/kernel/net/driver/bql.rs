@@ -25,10 +25,14 @@ use core::{
 ///
 /// ```ignore,compile_fail,E0599
 /// use kernel::net::driver::Device;
+/// # // twin: use kernel::net::driver::TxQueue;
 ///
 /// fn sent_behind_the_lock<T>(dev: &Device<T>) {
-///     let _ = dev.tx_sent(0, 1500, false);
+///     let _ = dev.sent(1500, false); // misuse
 /// }
+/// # // twin: fn sent_in_xmit(txq: &mut TxQueue<'_>) {
+/// # // twin:     let _ = txq.sent(1500, false);
+/// # // twin: }
 /// ```
 ///
 /// nor to keep the queue past the call:
@@ -39,7 +43,8 @@ use core::{
 /// fn stash(_txq: &'static mut TxQueue<'static>) {}
 ///
 /// fn xmit(txq: &mut TxQueue<'_>) {
-///     stash(txq);
+///     stash(txq); // misuse
+/// #   // twin: let _ = txq.sent(1500, false);
 /// }
 /// ```
 ///

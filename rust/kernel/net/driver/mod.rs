@@ -370,8 +370,10 @@ impl<'a> crate::net::page_pool::Params<'a> {
 ///
 /// ```ignore,compile_fail,E0599
 /// use kernel::net::driver::LockedDevice;
+/// # // twin: use kernel::net::driver::RtnlLockedDevice;
 ///
-/// fn more_queues<T>(dev: &LockedDevice<T>) {
+/// fn more_queues<T>(dev: &LockedDevice<T>) { // misuse
+/// # // twin: fn more_queues<T>(dev: &RtnlLockedDevice<T>) {
 ///     let _ = dev.set_real_num_queues(4, 4);
 /// }
 /// ```

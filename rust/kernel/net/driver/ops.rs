@@ -66,7 +66,7 @@ use core::{
 /// };
 ///
 /// fn xmit(skb: SkBuff) -> Result<(), Busy> {
-///     drop(skb);
+///     drop(skb); // misuse
 ///     Err(Busy(skb))
 /// }
 /// ```
@@ -80,8 +80,9 @@ use core::{
 /// };
 ///
 /// fn xmit(skb: SkBuff) -> Result<(), Busy> {
-///     drop(skb);
-///     Err(Busy)
+///     drop(skb); // misuse
+///     Err(Busy) // misuse
+/// #   // twin: Err(Busy(skb))
 /// }
 /// ```
 pub struct Busy(pub SkBuff);

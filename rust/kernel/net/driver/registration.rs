@@ -52,8 +52,10 @@ use core::{
 ///     Device,
 ///     Features, //
 /// };
+/// # // twin: use kernel::net::driver::UnregisteredDevice;
 ///
-/// fn late<T>(dev: &Device<T>) {
+/// fn late<T>(dev: &Device<T>) { // misuse
+/// # // twin: fn early<T>(dev: &UnregisteredDevice<T>) {
 ///     dev.set_features(Features::SG);
 /// }
 /// ```
@@ -66,8 +68,10 @@ use core::{
 ///     Operations,
 ///     UnregisteredDevice, //
 /// };
+/// # // twin: use kernel::net::driver::QueueMgmt;
 ///
-/// fn setup<T: Operations>(dev: &UnregisteredDevice<T>) {
+/// fn setup<T: Operations>(dev: &UnregisteredDevice<T>) { // misuse
+/// # // twin: fn setup<T: Operations + QueueMgmt>(dev: &UnregisteredDevice<T>) {
 ///     dev.set_queue_mgmt();
 /// }
 /// ```
@@ -84,8 +88,9 @@ use core::{
 ///     sync::aref::ARef,
 /// };
 ///
-/// fn keep<T: Send + Sync>(dev: &UnregisteredDevice<T>) -> ARef<Device<T>> {
-///     let dev: &Device<T> = dev;
+/// fn keep<T: Send + Sync>(dev: &UnregisteredDevice<T>) -> ARef<Device<T>> { // misuse
+/// # // twin: fn keep<T: Send + Sync>(dev: &Device<T>) -> ARef<Device<T>> {
+///     let dev: &Device<T> = dev; // misuse
 ///     dev.into()
 /// }
 /// ```
@@ -252,8 +257,9 @@ impl<T> UnregisteredDevice<T> {
 /// type Borrowed = CovariantForLt!(&'_ u32);
 ///
 /// fn setup<T>(dev: &UnregisteredDevice<T>, res: &BoundResource<Borrowed>) -> Result {
-///     let local = 5;
-///     res.set(dev, |_parent| Ok(&local))
+///     let local = 5; // misuse
+///     res.set(dev, |_parent| Ok(&local)) // misuse
+/// #   // twin: res.set(dev, |_parent| Ok(&5))
 /// }
 /// ```
 ///

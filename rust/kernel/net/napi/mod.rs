@@ -517,8 +517,10 @@ impl<T: Poll> PinnedDrop for Napi<T> {
 ///         Poll, //
 ///     },
 /// };
+/// # // twin: use kernel::net::napi::Added;
 ///
-/// fn up<T: Poll>(napi: &Napi<T>, dev: &LockedDevice<T::Data>) {
+/// fn up<T: Poll>(napi: &Napi<T>, dev: &LockedDevice<T::Data>) { // misuse
+/// # // twin: fn up<T: Poll>(napi: &Added<T>, dev: &LockedDevice<T::Data>) {
 ///     napi.enable(dev);
 /// }
 /// ```
@@ -678,7 +680,7 @@ impl<T: Poll> Added<T> {
     ///
     /// fn refill<T: Poll>(napi: &Added<T>, dev: &LockedDevice<T::Data>, mut pool: Pool) {
     ///     let _ = napi.attach_pool(dev, pool);
-    ///     let _ = pool.alloc();
+    ///     let _ = pool.alloc(); // misuse
     /// }
     /// ```
     ///
@@ -690,10 +692,14 @@ impl<T: Poll> Added<T> {
     ///     PoolId,
     ///     Poll, //
     /// };
+    /// # // twin: use kernel::net::napi::NapiRx;
     ///
     /// fn refill<T: Poll>(napi: &Added<T>, id: PoolId) {
-    ///     let _ = napi.pool(id).and_then(|p| p.alloc());
+    ///     let _ = napi.pool(id).and_then(|p| p.alloc()); // misuse
     /// }
+    /// # // twin: fn refill_in_poll<T: Poll>(rx: &mut NapiRx<'_, T>, id: PoolId) {
+    /// # // twin:     let _ = rx.pool(id).and_then(|mut p| p.alloc());
+    /// # // twin: }
     /// ```
     #[cfg(CONFIG_PAGE_POOL)]
     pub fn attach_pool(

@@ -48,10 +48,14 @@ use core::cell::Cell;
 ///     },
 ///     skbuff::SkBuff,
 /// };
+/// # // twin: use kernel::net::napi::NapiRx;
 ///
 /// fn hand_over<T: Poll>(napi: &Napi<T>, skb: SkBuff) {
-///     napi.gro_receive(skb);
+///     napi.gro_receive(skb); // misuse
 /// }
+/// # // twin: fn hand_over_in_poll<T: Poll>(rx: &NapiRx<'_, T>, skb: SkBuff) {
+/// # // twin:     rx.gro_receive(skb);
+/// # // twin: }
 /// ```
 ///
 /// nor does keeping the token past the poll:
@@ -70,7 +74,7 @@ use core::cell::Cell;
 ///     type Data = ();
 ///
 ///     fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
-///         keep(napi);
+///         keep(napi); // misuse
 ///         0
 ///     }
 /// }
@@ -91,7 +95,7 @@ use core::cell::Cell;
 ///
 ///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
 ///         napi.complete_done(0);
-///         let _ = napi.rx();
+///         let _ = napi.rx(); // misuse
 ///         0
 ///     }
 /// }
@@ -147,10 +151,14 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     ///
     /// ```ignore,compile_fail,E0599
     /// use kernel::net::driver::TxQueue;
+    /// # // twin: use kernel::net::napi::{NapiPoll, Poll};
     ///
     /// fn completed_in_xmit(txq: &mut TxQueue<'_>) {
-    ///     txq.completed(1, 1500);
+    ///     txq.tx_completed(1, 1500); // misuse
     /// }
+    /// # // twin: fn completed_in_poll<T: Poll>(napi: &NapiPoll<'_, T>) {
+    /// # // twin:     napi.tx_completed(1, 1500);
+    /// # // twin: }
     /// ```
     ///
     /// More bytes than the queue has in flight are cut to what it has,
@@ -291,7 +299,8 @@ unsafe impl Sync for PoolId {}
 ///
 /// fn swap_out<T: Poll>(rx: &mut NapiRx<'_, T>, id: PoolId, mine: &mut Pool) {
 ///     if let Some(pool) = rx.pool(id) {
-///         core::mem::swap(&mut *pool, mine);
+///         core::mem::swap(&mut *pool, mine); // misuse
+/// #       // twin: let _ = pool.is_unreadable();
 ///     }
 /// }
 /// ```
@@ -372,8 +381,9 @@ impl<'a> From<&'a mut Pool> for NapiPool<'a> {
 ///
 ///     fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
 ///         let first = napi.rx();
-///         let second = napi.rx();
-///         drop((first, second));
+///         let second = napi.rx(); // misuse
+///         drop((first, second)); // misuse
+/// #       // twin: drop(first);
 ///         0
 ///     }
 /// }

@@ -285,9 +285,11 @@ impl<'a, const N: usize> Nested<'a, N> {
 /// fn read_while_reporting() -> Result {
 ///     let mut buf = ExtAckBuf::new(GFP_KERNEL)?;
 ///     let e = buf.ext_ack();
-///     let m = buf.msg();
+///     let m = buf.msg(); // misuse
 ///     e.set_msg(c"x");
-///     drop(m);
+///     drop(m); // misuse
+/// #   // twin: let m = buf.msg();
+/// #   // twin: drop(m);
 ///     Ok(())
 /// }
 /// ```

@@ -546,7 +546,7 @@ impl PoolNetmem {
     ///
     /// fn stale(mut pool: Pool) {
     ///     if let Some(buf) = pool.alloc() {
-    ///         drop(pool);
+    ///         drop(pool); // misuse
     ///         let _ = buf.dma_addr(&pool);
     ///     }
     /// }
@@ -576,9 +576,12 @@ impl PoolNetmem {
     ///
     /// ```ignore,compile_fail,E0599
     /// use kernel::net::page_pool::PoolNetmem;
+    /// # // twin: use kernel::net::page_pool::Pool;
     ///
-    /// fn peek(buf: &PoolNetmem, head: &mut [u8; 64]) {
-    ///     let _ = buf.copy_to(head);
+    /// fn peek(buf: &PoolNetmem, head: &mut [u8; 64]) { // misuse
+    /// # // twin: fn peek(pool: &Pool, buf: &PoolNetmem, head: &mut [u8; 64]) {
+    ///     let _ = buf.copy_to(head); // misuse
+    /// #   // twin: let _ = buf.sync_for_cpu(pool, 0, 64).copy_to(head);
     /// }
     /// ```
     ///
@@ -593,7 +596,7 @@ impl PoolNetmem {
     ///
     /// fn peek_late(pool: &Pool, buf: PoolNetmem, head: &mut [u8; 64]) {
     ///     let synced = buf.sync_for_cpu(pool, 0, 64);
-    ///     drop(buf);
+    ///     drop(buf); // misuse
     ///     let _ = synced.copy_to(head);
     /// }
     /// ```
@@ -609,7 +612,7 @@ impl PoolNetmem {
     ///
     /// fn sync_late(mut pool: Pool, head: &mut [u8; 64]) {
     ///     if let Some(buf) = pool.alloc() {
-    ///         drop(pool);
+    ///         drop(pool); // misuse
     ///         let _ = buf.sync_for_cpu(&pool, 0, 64).copy_to(head);
     ///     }
     /// }
@@ -737,8 +740,9 @@ const REUSE_BIAS: isize = 0xffff;
 ///
 /// fn twice(pool: &mut Pool) -> Option<(PoolNetmem, PoolNetmem)> {
 ///     let page = pool.alloc_reusable()?;
-///     let (first, _) = page.give(pool);
-///     let (again, _) = page.give(pool);
+///     let (first, rest) = page.give(pool);
+///     let (again, _) = page.give(pool); // misuse
+/// #   // twin: let (again, _) = rest?.give(pool);
 ///     Some((first, again))
 /// }
 /// ```

@@ -131,7 +131,9 @@ impl AllocCache<'_> {
     /// };
     ///
     /// fn steal(cache: &mut AllocCache<'_>, in_use: &NetIov) {
-    ///     cache.adopt(in_use);
+    ///     cache.adopt(in_use); // misuse
+    /// #   // twin: // SAFETY: what `adopt` asks of `niov`, the caller's.
+    /// #   // twin: unsafe { cache.adopt(in_use) };
     /// }
     /// ```
     ///
@@ -164,7 +166,9 @@ impl AllocCache<'_> {
     /// };
     ///
     /// fn plant(cache: &mut AllocCache<'_>, other_pools: NetmemRef) {
-    ///     let _ = cache.place(other_pools);
+    ///     let _ = cache.place(other_pools); // misuse
+    /// #   // twin: // SAFETY: what `place` asks of `netmem`, the caller's.
+    /// #   // twin: let _ = unsafe { cache.place(other_pools) };
     /// }
     /// ```
     ///
@@ -274,7 +278,9 @@ impl FillMsg<'_> {
 /// struct Careless;
 ///
 /// #[vtable]
-/// impl MemoryProvider for Careless {
+/// impl MemoryProvider for Careless { // misuse
+/// # // twin: // SAFETY: it never hands out a buffer.
+/// # // twin: unsafe impl MemoryProvider for Careless {
 /// #   type OwnerModule = Dummy;
 ///     fn init(_: &Self, _: &mut PoolInit<'_>) -> Result {
 ///         Ok(())
@@ -362,9 +368,11 @@ impl MpParams {
     ///
     /// fn confuse<A: MemoryProvider, B: MemoryProvider>(
     ///     ops_of_a: &'static ProviderOps<A>,
-    ///     b: &B,
+    ///     b: &B, // misuse
+    /// #   // twin: a: &A,
     /// ) -> MpParams {
-    ///     MpParams::new(ops_of_a, b, 0)
+    ///     MpParams::new(ops_of_a, b, 0) // misuse
+    /// #   // twin: MpParams::new(ops_of_a, a, 0)
     /// }
     /// ```
     pub fn new<T: MemoryProvider>(

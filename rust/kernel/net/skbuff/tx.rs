@@ -241,7 +241,7 @@ impl TxMap {
     ///
     /// fn twice(mapper: &TxMapper, dev: &Device<Bound>, m: TxMap) {
     ///     m.unmap(mapper, dev);
-    ///     m.unmap(mapper, dev);
+    ///     m.unmap(mapper, dev); // misuse
     /// }
     /// ```
     ///
@@ -256,8 +256,10 @@ impl TxMap {
     ///         TxMapper, //
     ///     },
     /// };
+    /// # // twin: use kernel::device::Bound;
     ///
-    /// fn after_unbind(mapper: &TxMapper, dev: &Device, m: TxMap) {
+    /// fn after_unbind(mapper: &TxMapper, dev: &Device, m: TxMap) { // misuse
+    /// # // twin: fn while_bound(mapper: &TxMapper, dev: &Device<Bound>, m: TxMap) {
     ///     m.unmap(mapper, dev);
     /// }
     /// ```

@@ -32,13 +32,26 @@ A failed round must end in a clean error: a netlink error with an errno
 (the errnos and extack messages seen are listed), or an errno from
 sendmsg() itself (the request's skb could not be allocated). An errno from
 recvmsg() means the answer was lost (the ack's skb): the request's outcome
-is unknown, and only what it leaves is checked. And it must leave nothing:
-no rx queue and no page pool showing a binding (but the held one), the
-udmabuf detached and referenced by our fd alone (debugfs dma_buf/bufinfo),
-the device's settings as they were, no IFF_UP after a failed open. After
-each loop the device must pass traffic (ping the peer) and the number of
-dma-bufs alive must be back to what it was. The kernel log and kmemleak are
-judged by the harness after all suites (results.py).
+is unknown, and only what it leaves is checked. The rounds with a fault are
+counted by how they ended, a line per operation ("SITE: N rounds, E errors
+from the request, A absorbed, S errors from sendmsg, L answers lost
+(recvmsg), U without a clean end"; absorbed is the answer the request has
+without a fault: success, or for split off its refusal). A loop that runs
+to its end with no round ending in an error returned by the request (a
+netlink error with an errno, other than split off's refusal) fails: none of
+its faults reached an error path of the request's handling, only
+allocations whose failure is absorbed, the request's skb (sendmsg) or the
+answer's (recvmsg). That handling includes the netlink layers' own
+allocations (genetlink's attribute buffer, ethtool's request info,
+rtnetlink's attribute tables), which fail before the devmem core or igb_rs
+runs: the rounds that ended in an error from the request are listed (N),
+with the errnos and extack messages, to say which paths failed. And a round
+must leave nothing: no rx queue and no page pool showing a binding (but the
+held one), the udmabuf detached and referenced by our fd alone (debugfs
+dma_buf/bufinfo), the device's settings as they were, no IFF_UP after a
+failed open. After each loop the device must pass traffic (ping the peer)
+and the number of dma-bufs alive must be back to what it was. The kernel
+log and kmemleak are judged by the harness after all suites (results.py).
 
 The operations, a TAP case each:
   bind-rx      a udmabuf on rx queue 1, header split on (set first)
@@ -80,6 +93,7 @@ sys.path.insert(0, os.path.join(KSRC, 'tools/net/ynl/pyynl'))
 # pylint: disable=wrong-import-position,import-error
 from lib import YnlFamily, NlError  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evidence as E  # noqa: E402
 import udmabuf  # noqa: E402
 
 NETDEV_SPEC = os.path.join(KSRC, 'Documentation/netlink/specs/netdev.yaml')
@@ -420,14 +434,17 @@ def passes_traffic():
 
 
 class Loop:
-    """The fail-nth loop of one operation, and what its rounds saw."""
+    """The fail-nth loop of one operation, and what its rounds saw. refusal:
+    the (errno, extack message) the request is refused with without a
+    fault, for one that is refused."""
 
-    def __init__(self, what):
+    def __init__(self, what, refusal=None):
         self.what = what
+        self.refusal = refusal
+        self.endings = collections.Counter()    # evidence.fault_ending()s
+        self.request_ns = []    # the rounds that ended in an error from the request
         self.errors = collections.Counter()
         self.extacks = collections.Counter()
-        self.absorbed = 0
-        self.lost = 0
         self.problems = []
         self.bad_rounds = 0
         self.rounds = 0
@@ -468,29 +485,33 @@ class Loop:
         if self.final is not None and self.final.n == 1:
             self.problems.append('no allocation failed at N=1: fault injection '
                                  'did not reach the request')
+        elif self.final is not None:
+            # Run to its end: some fault must have made the request fail.
+            self.problems += E.fault_problems(self.what, self.endings)
         return self.final
 
     def count(self, a, problems):
         """A round where allocation n failed: how did the request end?"""
-        if a.outcome == 'ok':
-            self.absorbed += 1
-        elif a.outcome in ('error', 'lost'):
-            self.lost += a.outcome == 'lost'
+        ending = E.fault_ending(a.outcome, a.where, a.err, a.msg, self.refusal)
+        self.endings[ending] += 1
+        if ending == E.REQUEST:
+            self.request_ns.append(a.n)
+        if a.outcome in ('error', 'lost'):
             self.errors[a.key()] += 1
             if a.msg:
                 self.extacks[a.msg] += 1
             if a.err <= 0:
                 problems.append(f'an error without an errno ({a.err})')
-        else:
+        elif a.outcome != 'ok':
             problems.append('not a clean error')
 
     def summary(self):
-        injected = self.rounds - (self.final is not None)
         errs = ', '.join(f'{k} x{v}' for k, v in self.errors.most_common()) or 'none'
-        lines = [f'{self.what}: {injected} allocations failed in turn, '
-                 f'{self.secs:.0f} s; {sum(self.errors.values())} ended the '
-                 f'request with an error ({errs}), {self.absorbed} were '
-                 f'absorbed, {self.lost} lost the answer']
+        # Where the errors from the request were: the first rounds fail the
+        # netlink layers' allocations, before the code under test runs.
+        lines = [f'{E.fault_summary(self.what, self.endings)}; {self.secs:.0f} s',
+                 f'{self.what}: errors from the request at N='
+                 f'{E.ranges(self.request_ns) or "none"}; errnos: {errs}']
         ext = '; '.join(f'"{k}" x{v}' for k, v in self.extacks.most_common())
         lines.append(f'{self.what}: extack messages: {ext or "none"}')
         if self.final:
@@ -808,7 +829,7 @@ def case_split_off(rig, problems):
             found += settle(lambda: rig.binding_problems(bid, q))
             return a, found
 
-        loop = Loop('split off')
+        loop = Loop('split off', refusal=(errno.EINVAL, SPLIT_REFUSED))
         loop.run(step)
         for line in loop.summary():
             diag(line)

@@ -15,18 +15,33 @@ once its own fds are closed, igb_rs bound to the 82576 again with its
 addresses, carrier, and `ping -c 2 -W 3 $REMOTE_V4` passing.
 
 Each scenario is one TAP case, bounded: ITERATIONS rounds or SECS seconds,
-whichever comes first (RACES_ITERATIONS, RACES_SECS override them), and a
-diagnostic line says how many ran. Random delays come from one seed, printed
-first (RACES_SEED repeats a run's choices). Every kernel operation has a
-time limit: one that does not return (an unbind, an rmmod, a killed process
-that is never reaped, a netlink request with no answer) is a hang. The
-suite then writes 'w' to /proc/sysrq-trigger (the blocked tasks' stacks go
-to the kernel log), fails the case and runs no further one: the stuck
-thread holds locks everything else needs. Unbinds, binds, rmmod and
-modprobe run in processes of their own, so that one stuck in the kernel
-does not hold this one; a netlink request is handled inside the sender's
-system call, beyond a socket's time limit, so a watchdog thread completes
-the TAP output when a case runs far past its budget.
+whichever comes first (RACES_ITERATIONS, RACES_SECS override them), but
+three rounds at least in scenarios 1, 3 and 4 and each variant of
+scenario 2 once; a diagnostic line says how many ran. Random delays come
+from one seed, printed first (RACES_SEED repeats a run's choices). Every
+kernel operation has a time limit: one that does not return (an unbind,
+an rmmod, a killed process that is never reaped, a netlink request with
+no answer) is a hang. The suite then writes 'w' to /proc/sysrq-trigger
+(the blocked tasks' stacks go to the kernel log), fails the case and runs
+no further one: the stuck thread holds locks everything else needs.
+Unbinds, binds, rmmod and modprobe run in processes of their own, so that
+one stuck in the kernel does not hold this one; a netlink request is
+handled inside the sender's system call, beyond a socket's time limit, so
+a watchdog thread completes the TAP output when a case runs far past its
+budget.
+
+A race round shows something only if its two sides were in flight at
+once: each round of scenarios 1, 3 and 4 records the window of each
+side's operation in CLOCK_MONOTONIC time, one clock for every process
+here, and counts as overlapping when the windows intersect. The windows
+are the operations' own: the write to the unbind file, timed by the
+process that makes it; kill() up to the killed owner's exit, seen on a
+pidfd (the exit releases its netlink socket before it shows); close() of
+a socket that holds a binding; a netlink request from its send to the
+recvmsg of its answer (the kernel handles it inside the send). A
+diagnostic line per scenario says "overlapping rounds: K of N (at least
+M needed)", and the case fails below M, which is three and a quarter of
+the rounds run (evidence.py says why).
 
 1. unbind vs kill -9. A child process binds a udmabuf to rx queue 1
    (header split on) and sleeps; the parent writes the 82576's PCI address
@@ -51,17 +66,25 @@ the TAP output when a case runs far past its budget.
    bind-tx binding; `rmmod igb_rs` unregisters and frees the net_device and
    unbinds the PCI device's driver, with the binding alive: the netdev
    netlink socket pins neither the module nor the device (rmmod may
-   succeed, or fail cleanly; both are recorded). The binding keeps a dma-buf
-   attachment and mapping to the PCI device (DMA-API debugging checks a
-   driver's mappings when it goes) and a pointer to the freed net_device,
-   which its close must not follow: C's priv_destroy does netdev_hold() on
-   a TX binding's binding->dev, which no uninstall clears (a TX binding is
-   on no queue; see notes/devmem-rs-design.md); scenario (e) of
-   0afc44d8cdf6 is the RX form. The binding goes by a socket close with
-   the process alive or by SIGKILL, before or after `modprobe igb_rs`
-   brings a new net_device up on the same PCI device (four variants, in
-   turn). The module must be gone after a successful rmmod and load again
-   as nic-lifecycle loads it.
+   succeed, or fail cleanly while the binding is held; both are counted).
+   The binding keeps a dma-buf attachment and mapping to the PCI device
+   (DMA-API debugging checks a driver's mappings when it goes) and a
+   pointer to the freed net_device, which its close must not follow: C's
+   priv_destroy does netdev_hold() on a TX binding's binding->dev, which no
+   uninstall clears (a TX binding is on no queue; see
+   notes/devmem-rs-design.md); scenario (e) of 0afc44d8cdf6 is the RX form.
+   The binding goes by a socket close with the process alive or by SIGKILL,
+   before or after `modprobe igb_rs` brings a new net_device up on the same
+   PCI device (four variants, in turn). The module must be gone after a
+   successful rmmod and load again as nic-lifecycle loads it. Once the
+   binding is gone nothing of it may keep the module: in a round where
+   rmmod was refused with the binding held (it then goes right away),
+   and in each round until one such rmmod has succeeded (the first,
+   normally), igb_rs is unloaded again after the binding went, once its
+   reference count is 0 or SETTLE s have passed. That rmmod must succeed,
+   and the scenario fails without one such success, naming
+   /sys/module/igb_rs/refcnt. A diagnostic line counts the rmmods that
+   succeeded and were refused, with the binding held and after it went.
 
 3. socket close racing a queue restart. A binding of rx queue 1 is held
    on a netlink socket of this process; a thread flips the rx ring size
@@ -117,10 +140,12 @@ import sys
 import threading
 import time
 import traceback
+from contextlib import contextmanager
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # faults.py puts $KSRC/tools/net/ynl/pyynl on the path: YnlFamily, NlError.
 import faults as F  # noqa: E402  pylint: disable=wrong-import-position
+import evidence as E  # noqa: E402  pylint: disable=wrong-import-position
 import udmabuf  # noqa: E402  pylint: disable=wrong-import-position
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What results.py fails the run for, found here in the scenario's window.
@@ -231,16 +256,20 @@ def counts(counter):
 
 
 class Budget:
-    """At most n rounds, and no new one after secs seconds."""
+    """At most n rounds, and no new one after secs seconds once `least`
+    have run (a scenario that counts overlapping rounds needs a few, on a
+    slow machine too)."""
 
-    def __init__(self, n, secs=SECS):
+    def __init__(self, n, secs=SECS, least=0):
         self.n = n
+        self.least = min(least, n)
         self.t0 = time.monotonic()
         self.deadline = self.t0 + secs
         self.done = 0
 
     def more(self):
-        return self.done < self.n and time.monotonic() < self.deadline
+        return self.done < self.n and (self.done < self.least
+                                       or time.monotonic() < self.deadline)
 
     def __str__(self):
         return f'{self.done} of {self.n} rounds in {time.monotonic() - self.t0:.0f} s'
@@ -599,10 +628,17 @@ def hold_main(kind, ifindex, queue, pages):
 def race_unbind_kill(rig, holder, first, lag):
     """The unbind (from a forked process, which waits on a pipe) and the
     holder's SIGKILL (from here), `first` right away and the other lag
-    seconds later. Returns (unbind result, its seconds, the holder's exit
-    status). An unbind that does not return is left behind in its process:
-    this one can still report and end."""
+    seconds later. Returns (unbind result, the unbind's window, the kill's
+    window, the holder's exit status); a window is (start, end) in
+    CLOCK_MONOTONIC ns. The unbind's is taken by the unbinder around its
+    write to the unbind file; the kill's runs from the kill() to the
+    holder's exit, seen here on a pidfd: the exit releases the holder's
+    files first (its netlink socket's release, which unbinds the binding,
+    runs then), and this process waits on nothing else meanwhile. An
+    unbind that does not return is left behind in its process: this one
+    can still report and end."""
     path = f'/sys/bus/pci/drivers/{DRIVER}/unbind'
+    exited = os.pidfd_open(holder.p.pid)
     go_r, go_w = os.pipe()
     res_r, res_w = os.pipe()
     pid = os.fork()
@@ -613,41 +649,62 @@ def race_unbind_kill(rig, holder, first, lag):
             os.read(go_r, 1)
             if first == 'kill':
                 time.sleep(lag)
-            t0 = time.monotonic()
+            t0 = time.monotonic_ns()
             try:
                 F.write(path, rig.pci)
                 res = 'ok'
             except OSError as e:
                 res = errname(e.errno)
-            os.write(res_w, f'{res} {time.monotonic() - t0:.3f}'.encode())
+            os.write(res_w, f'{res} {t0} {time.monotonic_ns()}'.encode())
         finally:
             os._exit(0)  # pylint: disable=protected-access
     os.close(go_r)
     os.close(res_w)
     try:
+        t_go = time.monotonic()
         os.write(go_w, b'g')
         if first == 'unbind':
             time.sleep(lag)
+        k0 = time.monotonic_ns()
         holder.kill()
-        ready, _, _ = select.select([res_r], [], [], STUCK)
-        if not ready:
-            raise Wedged(f'the unbind of {rig.pci} did not return in {STUCK} s')
-        res, secs = os.read(res_r, 64).decode().split()
+        # The unbind returns in STUCK s; the holder's exit follows it in
+        # EXIT_TIMEOUT s (its socket's release may wait for the unbind).
+        seen = {}
+        unbind_end = None
+        while len(seen) < 2:
+            if res_r not in seen:
+                left = t_go + STUCK - time.monotonic()
+            else:
+                left = unbind_end + EXIT_TIMEOUT - time.monotonic()
+            wait = [fd for fd in (res_r, exited) if fd not in seen]
+            ready, _, _ = select.select(wait, [], [], max(left, 0))
+            now = time.monotonic_ns()
+            if not ready:
+                if res_r not in seen:
+                    raise Wedged(f'the unbind of {rig.pci} did not return in {STUCK} s')
+                raise Wedged(f'the SIGKILLed holder was not reaped in {EXIT_TIMEOUT} s')
+            for fd in ready:
+                seen[fd] = now
+                if fd == res_r:
+                    unbind_end = time.monotonic()
+        res, u0, u1 = os.read(res_r, 128).decode().split()
         wait_for(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid, 10)
         rc = holder.reap(EXIT_TIMEOUT)
         if rc is None:
             raise Wedged(f'the SIGKILLed holder was not reaped in {EXIT_TIMEOUT} s')
     finally:
+        os.close(exited)
         os.close(go_w)
         os.close(res_r)
-    return res, float(secs), rc
+    return res, (int(u0), int(u1)), (k0, seen[exited]), rc
 
 
 def case_unbind_kill(ctx, problems):
     """1. driver unbind racing kill -9 of the binding's owner, in a loop."""
     rig = ctx.rig
-    budget = Budget(ITERATIONS)
+    budget = Budget(ITERATIONS, least=E.MIN_OVERLAP_ROUNDS)
     orders = collections.Counter()
+    overlapped = collections.Counter()
     unbinds = collections.Counter()
     slowest = 0.0
     while budget.more():
@@ -668,13 +725,14 @@ def case_unbind_kill(ctx, problems):
                 break
             first = 'unbind' if i % 2 == 0 else 'kill'
             lag = random.uniform(0, LAGS[(i // 2) % len(LAGS)])
-            res, secs, rc = race_unbind_kill(rig, holder, first, lag)
+            res, unbind, kill, rc = race_unbind_kill(rig, holder, first, lag)
         finally:
             holder.cleanup()
         budget.done += 1
         orders[f'{first} first'] += 1
+        overlapped[f'{first} first'] += E.overlap(unbind, kill)
         unbinds[res] += 1
-        slowest = max(slowest, secs)
+        slowest = max(slowest, (unbind[1] - unbind[0]) / 1e9)
         found = []
         if res != 'ok':
             found.append(f'the unbind failed: {res}')
@@ -689,6 +747,13 @@ def case_unbind_kill(ctx, problems):
          f'slowest {slowest:.2f} s')
     if not budget.done:
         problems.append('no round ran')
+        return
+    # A round overlaps when the unbind's write was in flight while the
+    # killed holder had not exited yet (its socket's release not done).
+    line, short = E.overlap_verdict(sum(overlapped.values()), budget.done, budget.n)
+    diag(f'unbind vs kill -9: {line}; ' + ', '.join(
+        f'{k} {overlapped[k]} of {v}' for k, v in sorted(orders.items())))
+    problems += short
 
 
 def release(holder, how):
@@ -703,6 +768,43 @@ def release(holder, how):
     return [] if rc == want else [f'the holder ended with {rc}, not {want}']
 
 
+def refcnt():
+    """/sys/module/igb_rs/refcnt, or why it cannot be read."""
+    try:
+        return F.read(f'/sys/module/{DRIVER}/refcnt')
+    except OSError as e:
+        return f'unreadable ({errname(e.errno)})'
+
+
+def unload(rig, found, results, refusals):
+    """rmmod igb_rs, counted in results ('succeeded', 'refused'), what rmmod
+    said in refusals; what it left wrong into found. None once unloaded,
+    else the module's reference count at the refusal."""
+    rc, out = run(['rmmod', DRIVER])
+    if rc == 0:
+        results['succeeded'] += 1
+        if os.path.exists(f'/sys/module/{DRIVER}'):
+            found.append(f'rmmod succeeded, /sys/module/{DRIVER} is still there')
+        if os.path.exists(f'/sys/class/net/{NETIF}'):
+            found.append(f'rmmod succeeded, {NETIF} is still there')
+        return None
+    count = refcnt()
+    results['refused'] += 1
+    refusals[out.splitlines()[-1] if out else f'exit {rc}'] += 1
+    if rig.driver() != DRIVER or not rig.netif_back():
+        found.append(f'rmmod failed ({out}) and took {NETIF} or the driver with it')
+    return count
+
+
+def load(found):
+    """igb_rs loaded again if it is gone, as nic-lifecycle loads it
+    (virtme-ng serves the build directory's modules under /lib/modules)."""
+    if not os.path.isdir(f'/sys/bus/pci/drivers/{DRIVER}'):
+        rc, out = run(['modprobe', DRIVER])
+        if rc:
+            found.append(f'modprobe {DRIVER}: exit {rc}: {out}')
+
+
 def case_unload_tx(ctx, problems):
     """2. rmmod igb_rs with a TX binding held, then the binding closed."""
     rig = ctx.rig
@@ -711,8 +813,12 @@ def case_unload_tx(ctx, problems):
         return
     variants = [('close', 'before modprobe'), ('kill', 'before modprobe'),
                 ('close', 'after modprobe'), ('kill', 'after modprobe')]
-    budget = Budget(UNLOAD_ITERATIONS)
-    rmmods = collections.Counter()
+    # Each variant once, however slow the rounds.
+    budget = Budget(UNLOAD_ITERATIONS, least=len(variants))
+    held = collections.Counter()        # rmmod with the binding held
+    after = collections.Counter()       # rmmod once the binding went
+    refusals = collections.Counter()
+    last_refcnt = 'not read (no rmmod refused)'
     for_each = collections.Counter()
     while budget.more():
         i = budget.done
@@ -722,34 +828,38 @@ def case_unload_tx(ctx, problems):
             problems += [f'round {i + 1}, before: {p}' for p in pre]
             break
         found = []
+        released = False
         holder = Holder('tx', rig.ifindex, 0, TX_PAGES)
         try:
             holder.bound()
-            rc, out = run(['rmmod', DRIVER])
-            if rc == 0:
-                rmmods['unloaded'] += 1
-                if os.path.exists(f'/sys/module/{DRIVER}'):
-                    found.append(f'rmmod succeeded, /sys/module/{DRIVER} is still there')
-                if os.path.exists(f'/sys/class/net/{NETIF}'):
-                    found.append(f'rmmod succeeded, {NETIF} is still there')
-            else:
-                rmmods[f'refused: {out.splitlines()[-1] if out else rc}'] += 1
-                if rig.driver() != DRIVER or not rig.netif_back():
-                    found.append(f'rmmod failed ({out}) and took {NETIF} or the '
-                                 'driver with it')
-            if when == 'before modprobe':
+            refused = unload(rig, found, held, refusals)
+            if refused is not None:
+                last_refcnt = refused
+            # Refused, the module is still in: the binding goes now, and
+            # the rmmod after it must succeed.
+            if when == 'before modprobe' or refused is not None:
                 found += release(holder, how)
-            if not os.path.isdir(f'/sys/bus/pci/drivers/{DRIVER}'):
-                # As nic-lifecycle loads it: virtme-ng serves the build
-                # directory's modules under /lib/modules.
-                rc, out = run(['modprobe', DRIVER])
-                if rc:
-                    found.append(f'modprobe {DRIVER}: exit {rc}: {out}')
+                released = True
+            load(found)
             found += nic_up(rig)
-            if when == 'after modprobe':
+            if not released:
                 found += release(holder, how)
         finally:
             holder.cleanup()
+        # Once the binding is gone nothing of it may keep the module in:
+        # rmmod again where it was refused with the binding held, and
+        # until one such rmmod has succeeded in this run. The binding's
+        # last references may go after its owner (deferred frees): the
+        # module's count may drop a moment later.
+        if not found and (refused is not None or not after['succeeded']):
+            wait_for(lambda: refcnt() == '0', SETTLE)
+            again = unload(rig, found, after, refusals)
+            if again is not None:
+                last_refcnt = again
+                found.append(f'rmmod refused after the binding went: /sys/module/{DRIVER}/'
+                             f'refcnt {again}')
+            load(found)
+            found += nic_up(rig)
         budget.done += 1
         for_each[f'{how} {when}'] += 1
         if not found:
@@ -757,18 +867,24 @@ def case_unload_tx(ctx, problems):
         if found:
             problems += [f'round {i + 1} ({how} {when}): {p}' for p in found]
             break
-    diag(f'rmmod with a TX binding: {budget}; {counts(for_each)}; rmmod {counts(rmmods)}')
+    diag(f'rmmod with a TX binding: {budget}; {counts(for_each)}')
+    diag(f'rmmod with a TX binding: {E.unload_counts(held, after)}; refusals: '
+         f'{counts(refusals)}')
     if not budget.done:
         problems.append('no round ran')
+        return
+    problems += E.unload_problems(held, after, DRIVER, last_refcnt)
 
 
 class Flipper(threading.Thread):
     """Flips the rx ring size between a and b (rings-set, a restart of
-    every queue), from `now`, until stopped."""
+    every queue), from `now`, until stopped. fam's socket is an
+    evidence.TimedSocket: spans gets each request's window."""
 
     def __init__(self, fam, header, sizes, now):
         super().__init__(daemon=True)
         self.fam, self.header, self.sizes, self.now = fam, header, sizes, now
+        self.spans = fam.sock.spans = []
         self.stop = threading.Event()
         self.results = collections.Counter()
         self.errors = []
@@ -832,10 +948,12 @@ def case_close_restart(ctx, problems):
     ino = os.fstat(buf).st_ino
     fam = F.YnlFamily(F.ETHTOOL_SPEC, schema='')
     fam.sock.settimeout(ANSWER_TIMEOUT)
+    fam.sock = E.TimedSocket(fam.sock)
     pinger = start_ping(SECS + 60)
-    budget = Budget(ITERATIONS)
+    budget = Budget(ITERATIONS, least=E.MIN_OVERLAP_ROUNDS)
     flips = collections.Counter()
     closes = []
+    overlapping = 0
     sock = flipper = None
     try:
         t0 = time.monotonic()
@@ -860,9 +978,10 @@ def case_close_restart(ctx, problems):
             flipper = Flipper(fam, rig.header, (a, b), rig.rings()['rx'])
             flipper.start()
             time.sleep(random.uniform(0, 2 * restart))
-            t0 = time.monotonic()
+            t0 = time.monotonic_ns()
             sock.close()
-            closes.append(time.monotonic() - t0)
+            close = (t0, time.monotonic_ns())
+            closes.append((close[1] - close[0]) / 1e9)
             sock = None
             # Let the flips go on over the deferred teardown.
             time.sleep(random.uniform(0, restart))
@@ -871,6 +990,10 @@ def case_close_restart(ctx, problems):
             if flipper.is_alive() or flipper.hung:
                 raise Wedged(flipper.hung or f'a rings-set did not return in {ANSWER_TIMEOUT} s')
             flips.update(flipper.results)
+            # Overlapping: the close (the socket's release, which unbinds
+            # and restarts the queue) ran while a rings-set was between
+            # its send and its ack.
+            overlapping += E.overlaps_any([close], flipper.spans)
             budget.done += 1
             found = list(flipper.errors[:5])
             flipper = None
@@ -897,6 +1020,10 @@ def case_close_restart(ctx, problems):
          f'{slow * 1000:.0f} ms; {ping}')
     if not budget.done:
         problems.append('no round ran')
+        return
+    line, short = E.overlap_verdict(overlapping, budget.done, budget.n)
+    diag(f'close vs restart: {line}')
+    problems += short
 
 
 class Traffic:
@@ -931,7 +1058,9 @@ class Traffic:
 
 class Binder(threading.Thread):
     """Binds its udmabuf to a random queue on a socket of its own, holds
-    it a random while, closes the socket; again, until stopped."""
+    it a random while, closes the socket; again, until stopped. spans gets
+    the window of each bind-rx (send to ack) and of each close of a socket
+    that holds a binding (the close unbinds)."""
 
     def __init__(self, k, rig, pages, seed):
         super().__init__(daemon=True, name=f'binder-{k}')
@@ -944,16 +1073,19 @@ class Binder(threading.Thread):
         self.results = collections.Counter()
         self.unexpected = []
         self.hung = None
+        self.spans = []
 
     def run(self):
         while not self.stop.is_set():
             q = self.rng.randrange(QUEUES)
-            sock = F.nl_socket(self.ynl.nlproto.proto_num)
+            sock = E.TimedSocket(F.nl_socket(self.ynl.nlproto.proto_num), self.spans)
             sock.settimeout(ANSWER_TIMEOUT)
             self.ynl.sock = sock
+            bound = False
             try:
                 self.ynl.do('bind-rx', {'ifindex': self.rig.ifindex, 'fd': self.buf,
                                         'queues': [{'id': q, 'type': 'rx'}]})
+                bound = True
                 self.results['bound'] += 1
                 self.stop.wait(self.rng.uniform(0, HOLD_MAX))
             except F.NlError as e:
@@ -967,7 +1099,10 @@ class Binder(threading.Thread):
                 self.unexpected.append(f'bind-rx queue {q}: {type(e).__name__}: {e}')
                 return
             finally:
+                t0 = time.monotonic_ns()
                 sock.close()
+                if bound:
+                    self.spans.append((t0, time.monotonic_ns()))
             if len(self.unexpected) >= 5:
                 return
             # A refusal is quick: a pause keeps the binders from starving
@@ -978,24 +1113,45 @@ class Binder(threading.Thread):
         os.close(self.buf)
 
 
-def flip(rig, op, rng, sizes):
-    """One reconfiguration of scenario 4; returns its result's name."""
+@contextmanager
+def in_flight(rig, spans):
+    """The windows of the requests made inside, into spans: those taken on
+    rig.eth's socket (an evidence.TimedSocket while scenario 4 runs), or
+    the block's whole when it made none there: a link change, on a raw
+    rtnetlink socket of its own (a socket made, a send and a recv, no
+    encoding to leave out)."""
+    mark = len(rig.eth.sock.spans)
+    t0 = time.monotonic_ns()
+    try:
+        yield
+    finally:
+        spans.extend(rig.eth.sock.spans[mark:] or [(t0, time.monotonic_ns())])
+
+
+def flip(rig, op, rng, sizes, spans):
+    """One reconfiguration of scenario 4; returns its result's name. The
+    windows of its requests that change the device go into spans."""
     if op == 'channels':
         n = 2 if rig.channels()['combined-count'] == QUEUES else QUEUES
-        rig.set_channels(n)
+        with in_flight(rig, spans):
+            rig.set_channels(n)
         return f'to {n}'
     if op == 'rings':
         rx = sizes[1] if rig.rings()['rx'] == sizes[0] else sizes[0]
-        rig.set_rings(rx=rx)
+        with in_flight(rig, spans):
+            rig.set_rings(rx=rx)
         return f'rx {rx}'
     if op == 'link':
-        rig.set_link(False)
+        with in_flight(rig, spans):
+            rig.set_link(False)
         time.sleep(rng.uniform(0, 0.3))
-        rig.set_link(True)
+        with in_flight(rig, spans):
+            rig.set_link(True)
         return 'down/up'
     # header split off: refused while any queue has a provider
     try:
-        rig.set_rings(**{'tcp-data-split': 'disabled'})
+        with in_flight(rig, spans):
+            rig.set_rings(**{'tcp-data-split': 'disabled'})
     except F.NlError as e:
         if e.error in EXPECTED_FLIP['split off']:
             return f'off refused ({errname(e.error)})'
@@ -1003,7 +1159,8 @@ def flip(rig, op, rng, sizes):
         raise
     time.sleep(rng.uniform(0, 0.1))
     try:
-        rig.set_rings(**{'tcp-data-split': 'enabled'})
+        with in_flight(rig, spans):
+            rig.set_rings(**{'tcp-data-split': 'enabled'})
     except F.NlError as e:
         e.op = 'split on'
         raise
@@ -1027,9 +1184,12 @@ def case_binds_reconfig(ctx, problems):
     rng = random.Random(ctx.seed)
     binders = []
     traffic = Traffic(SECS + 60)
-    budget = Budget(FLIPS)
+    budget = Budget(FLIPS, least=E.MIN_OVERLAP_ROUNDS)
     results = collections.Counter()
+    flip_spans = []     # each flip's request windows
+    plain = rig.eth.sock
     try:
+        rig.eth.sock = E.TimedSocket(plain)
         for k in range(BINDERS):
             binders.append(Binder(k, rig, pages_for((a, b)), ctx.seed))
         traffic.start()
@@ -1039,8 +1199,9 @@ def case_binds_reconfig(ctx, problems):
         ops = ['channels'] * 3 + ['rings'] * 3 + ['link'] * 2 + ['split']
         while budget.more():
             op = rng.choice(ops)
+            flip_spans.append([])
             try:
-                what = flip(rig, op, rng, (a, b))
+                what = flip(rig, op, rng, (a, b), flip_spans[-1])
                 results[f'{op} {what}'] += 1
             except F.NlError as e:
                 name = getattr(e, 'op', op)
@@ -1062,6 +1223,7 @@ def case_binds_reconfig(ctx, problems):
                 break
             time.sleep(rng.uniform(0, 0.2))
     finally:
+        rig.eth.sock = plain
         for bd in binders:
             bd.stop.set()
         stuck = []
@@ -1088,6 +1250,16 @@ def case_binds_reconfig(ctx, problems):
          f'{counts(total)}')
     if not total['bound']:
         problems.append('no bind succeeded: the binders never held a queue')
+    if not flip_spans:
+        return
+    # A flip overlaps when one of its requests was in flight while a
+    # binder's bind-rx, or its close of a socket holding a binding, was.
+    binds = [w for bd in binders for w in bd.spans]
+    line, short = E.overlap_verdict(sum(E.overlaps_any(fs, binds) for fs in flip_spans),
+                                    len(flip_spans), budget.n)
+    diag(f'binds vs reconfiguration: {line} (flips with a bind-rx or an unbinding '
+         'close in flight)')
+    problems += short
 
 
 def sink_main(port):

@@ -4,56 +4,116 @@
 the expectations file.
 
 Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
-       results.py EXPECTATIONS RESULTS_DIR --tsv LABEL
+                  [--slow FILE] [--flaky-history FILE] [--kunit-suites FILE]
+                  [--debug]
+       results.py EXPECTATIONS RESULTS_DIR --tsv LABEL [--debug]
 
 With --tsv, judges a second run (the C core's) and prints one result line
 per suite, name suffixed with LABEL, as --after takes them.
 
-Every KUnit test case that runs must pass. A kselftest case must pass when
-the expectations file claims it ('pass'); a SKIP of a claimed case is a
-failure. Unclaimed cases ('unclaimed REASON') are reported and counted as
-skipped. A suite whose TAP is incomplete (fewer results than its plan, or
-none) fails.
+Every KUnit test case that runs must pass, and every suite of the
+--kunit-suites file (harness/kunit-suites by default) must report. A
+kselftest case must pass when the expectations file claims it ('pass'); a
+SKIP of a claimed case is a failure. Unclaimed cases ('unclaimed REASON')
+are reported and counted as skipped. A suite whose TAP is incomplete
+(fewer results than its plan, none, or a case whose own result line never
+came) fails.
 
-Prints one line per suite and ends with 'N passed, M failed, K skipped';
-exits 1 when anything failed.
+A kselftest suite the guest ran twice (see suite_kselftest in guest/run.sh)
+is judged on its second attempt, with the first attempt's failures listed;
+a claimed case that failed in the first and passed in the second is
+flaky. --flaky-history keeps the flaky cases of the last run: a case flaky
+in two runs in a row fails.
+
+A suite the guest killed (TEST_TIMEOUT) fails, whatever its cases say.
+The kernel is judged too, from what the guest recorded of it (see
+guest/run.sh, guest/kmsg.py), once any of it is there: each file missing
+then fails its check. kernel-log: the whole log, from boot (its first
+record is record 0) with no record lost, holds no report of a checker
+(KERNEL_SPLAT_RE), each named with the suite it came during. A suite
+after which a taint bit is new, or lockdep is off (debug_locks 0), fails.
+dma-api: no error counted, and DMA-API debugging still on, but for the
+fault-injection suite turning it off. kmemleak: the scan ran, and found
+no leak. With --debug (the debug kernel), kasan: the log shows KASAN on.
+
+Prints one line per suite, then 'flaky: N suites (...)', and ends with
+'N passed, M failed, K skipped'; exits 1 when anything failed.
 """
 
 import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'guest'))
+# The format of the guest's kernel log recorder (kmsg.txt).
+import kmsg  # noqa: E402  pylint: disable=wrong-import-position
+
 RESULT_RE = re.compile(
     r'^(?P<indent>\s*)(?P<ok>ok|not ok)\s+(?P<num>\d+)\s*(?:-\s*)?'
     r'(?P<name>[^#]*?)\s*(?:#\s*(?P<directive>\S+)\s*(?P<reason>.*))?$')
 PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
-# What the kernel's checkers print when they find something. Every kernel
-# "WARNING: " line is one: WARN(), and lockdep's reports (circular or
-# SOFTIRQ-safe -> SOFTIRQ-unsafe lock order, inconsistent lock state,
-# suspicious RCU usage, bad unlock balance), none of which say "CPU:" on
-# their first line. DMA-API debugging prints its finding on a "DMA-API:"
-# line (only its first one, as a WARN too), besides two lines at boot;
-# the reference count trackers name a leaked netdev or netns reference on
-# a "ref_tracker:" line. A stack overflow hits the guard page of a
-# vmalloc'ed stack ("BUG: stack guard page was hit"), or, without
-# CONFIG_VMAP_STACK, shows as "Thread overran stack" in the Oops it causes.
+# What the kernel's checkers print when they find something, searched for
+# in each line of a log record's text, its time left out (races.py and
+# devmem_tokens.py search the first line of each record as /dev/kmsg gives
+# it, to name the case it came during). The 7.3 texts,
+# with the source that prints them (harness/tests/data/splats.txt has a
+# sample of each, harness/tests/test_kernel_log.py tests them):
+# - "WARNING: ": every WARN() (kernel/panic.c __warn, after a "cut here"
+#   line), and lockdep's reports (kernel/locking/lockdep.c: circular or
+#   SOFTIRQ-safe -> SOFTIRQ-unsafe lock order, inconsistent lock state,
+#   recursive locking, suspicious RCU usage, bad unlock balance, ...).
+# - "BUG: ": the scheduler's (scheduling while atomic, sleeping function
+#   called from invalid context), KASAN's and KFENCE's reports, the soft
+#   lockup detector's, a page fault or NULL dereference in the kernel, the
+#   guard page of a vmalloc'ed stack ("BUG: stack guard page was hit"), a
+#   workqueue lockup, lockdep running out of room (then it turns itself
+#   off, saying so, as it does on a non-static lock key).
+# - SLUB's debug checks (mm/slub.c): a banner of '=', "BUG CACHE (Not
+#   tainted): Object already free" (or Freepointer corrupt, Padding
+#   overwritten, ...), "[Redzone overwritten]" / "[Poison overwritten]"
+#   lines, and the FIX line of what it repaired.
+# - An oops ("Oops: "), BUG() ("kernel BUG at"), a general protection
+#   fault, a panic, UBSAN and KASAN lines, refcount_t's saturation and
+#   underflow warnings, DEBUG_LIST's corruption reports, a stack overrun
+#   without CONFIG_VMAP_STACK ("Thread overran stack").
+# - The hung task detector ("INFO: task NAME:PID blocked for more than",
+#   or "blocked in I/O wait"), the hard lockup detector (kernel/watchdog.c,
+#   "watchdog: CPU1: Watchdog detected hard LOCKUP on cpu 1"), RCU's stall
+#   reports ("rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+#   "self-detected stall", "detected expedited stalls", and Tasks RCU's
+#   "INFO: rcu_tasks detected stalls on tasks:").
+# - The networking stack's own: a transmit queue that timed out
+#   (net/sched/sch_generic.c, "NETDEV WATCHDOG: CPU: 1: transmit queue 0
+#   timed out 5000 ms", no WARN), a page pool whose pages never came back
+#   (net/core/page_pool.c, "page_pool_release_retry() stalled pool
+#   shutdown"), a device whose references are never put ("unregister_
+#   netdevice: waiting for"), and the reference count trackers naming the
+#   holder of a leaked netdev or netns reference ("ref_tracker: ").
+# - DMA-API debugging's finding on a "DMA-API:" line (its first one only,
+#   as a WARN too); two of its lines at boot are not findings.
 KERNEL_SPLAT_RE = re.compile(
     r'(WARNING: |cut here|BUG: |Oops|kernel BUG at|'
+    r'^BUG \S+ \((?:Not tainted|Tainted: [^)]*)\): |^={30,}$|'
+    r'^\[[A-Za-z ]+ overwritten\] |^FIX \S+: |'
     r'UBSAN:|KASAN:|'
-    r'general protection fault|Kernel panic|list_(add|del) corruption|'
+    r'general protection fault|Kernel panic|list_(add|del) corruption|list_add double add|'
     r'Thread overran stack|'
-    r'refcount_t: |INFO: task .* blocked for more than|'
+    r'refcount_t: |INFO: task .* blocked.* for more than \d+ seconds|'
+    r'Watchdog detected hard LOCKUP|INFO: \S+ (?:self-)?detected (?:expedited )?stall|'
+    r'INFO: trying to register non-static key|turning off the locking correctness validator|'
+    r'NETDEV WATCHDOG: |stalled pool shutdown|'
     r'DMA-API: (?!preallocated \d+ debug entries|debugging enabled by kernel config)|'
-    r'ref_tracker: |unregister_netdevice: waiting for|rcu: INFO: .* detected stalls)')
+    r'ref_tracker: |unregister_netdevice: waiting for)')
 
 # What a checker prints when an allocation of its own failed, which the
 # fault-injection suite (faults) makes happen on purpose: DMA-API debugging
-# turns itself off, the reference count tracker loses one entry. Not a
-# finding of the code under test but coverage lost from then on, so the
-# suite runs last (check.sh) and these lines are reported, not failed,
-# when it ran.
+# turns itself off (its cacheline tracking, or its pool of entries, out of
+# memory), the reference count tracker loses one entry. Not a finding of
+# the code under test but coverage lost from then on, so the suite runs
+# last (check.sh) and these lines are reported, not failed, when it ran.
 CHECKER_GAVE_UP_RE = re.compile(
     r'(DMA-API: cacheline tracking ENOMEM, dma-debug disabled|'
+    r'DMA-API: debugging out of memory - disabling|'
     r'ref_tracker: memory allocation failure, unreliable refcount tracker)')
 
 # What a failed case says when it failed only by running out of time:
@@ -62,6 +122,17 @@ CHECKER_GAVE_UP_RE = re.compile(
 # failed" only when its receive deadline passes (iou-zcrx.c: tstop, 20 s
 # from the accept with patch 0033).
 TIMEOUT_EVIDENCE = ('timed out', 'iou-zcrx: test failed')
+
+# A timeout alone does not show a slow case: a listener that failed to
+# bind and is still alive, or a receive that stalled, time out the same
+# way (ksft's wait_port_listen does not check that the listener lives,
+# and a stalled ncdevmem or iou-zcrx server prints nothing more). So a
+# case listed in --slow is excused only when its output also carries the
+# harness's evidence that it was making progress when its time ran out: a
+# line starting with this, saying what advanced and how recently (e.g.
+# "harness-progress: 1441792 of 2097152 bytes received, the last 40 ms
+# before the deadline"). The upstream tests print none of it.
+PROGRESS_EVIDENCE = 'harness-progress: '
 
 
 class Case:
@@ -75,7 +146,11 @@ class Case:
         self.depth = depth
         self.children = []
         self.plan = None    # the subtest plan, for a case with subtests
-        self.diag = []      # the lines logged since the previous result
+        self.log = []       # the lines logged since the previous result
+        self.diag = []      # the last of them, to show
+        # Whether the output ended inside the case, before its result
+        # line (parse_tap made it up, failed).
+        self.unclosed = False
 
     def status(self):
         if self.skip:
@@ -83,18 +158,51 @@ class Case:
         return 'pass' if self.ok else 'fail'
 
 
+# The line a KTAP parent prints ahead of its subtests, at their depth.
+SUBTEST_RE = re.compile(r'^(?P<indent>\s*)#\s*Subtest:\s*(?P<name>\S.*)$')
+UNCLOSED = 'no result line of its own: the output ends inside it'
+
+
 def parse_tap(text):
     """Parse (K)TAP into (top-level cases, top-level plan).
 
     KTAP nests subtests by indentation ahead of their parent's result line;
     a top-level result with children is a suite and its leaves are the test
-    cases.
+    cases. A parent whose result line never comes (a crash, a hang, a
+    killed run: the output ends inside it) still holds the results it got:
+    it is a failed case, named by its '# Subtest:' line, marked unclosed.
     """
     cases = []
     plan = None
     pending = {}    # depth -> results seen at that depth, waiting for parent
     plans = {}      # depth -> the plan of the subtests being collected there
+    subtests = {}   # depth -> the name of the parent of the subtests there
     diag = []
+
+    def add(case):
+        if case.depth == 0:
+            cases.append(case)
+        else:
+            pending.setdefault(case.depth, []).append(case)
+
+    def close_open(depth, log):
+        """Makes the parents still open deeper than `depth` (their result
+        line never came) cases of their own, innermost first, each holding
+        what its subtests reported; the innermost gets `log`."""
+        for d in range(max([d for d in list(pending) + list(subtests) if d > depth],
+                           default=depth), depth, -1):
+            children = pending.pop(d, [])
+            name = subtests.pop(d, None)
+            if not children and name is None:
+                continue
+            case = Case(name or '(unnamed)', False, None, UNCLOSED, d - 1)
+            case.children = children
+            case.plan = plans.pop(d, None)
+            case.unclosed = True
+            case.log, log = log, []
+            case.diag = case.log[-6:]
+            add(case)
+
     for line in text.splitlines():
         line = line.rstrip()
         m = PLAN_RE.match(line)
@@ -108,22 +216,35 @@ def parse_tap(text):
             continue
         m = RESULT_RE.match(line)
         if not m:
+            m = SUBTEST_RE.match(line)
+            if m:
+                subtests[len(m.group('indent').expandtabs(4)) // 4] = m.group('name').strip()
             text_line = line.strip().lstrip('#').strip()
             if text_line and not text_line.endswith('.speed: normal') \
                     and not text_line.startswith(('KTAP version', 'TAP version', 'Subtest:')):
                 diag.append(text_line)
             continue
         depth = len(m.group('indent').expandtabs(4)) // 4
+        close_open(depth + 1, [])
         case = Case(m.group('name').strip(), m.group('ok') == 'ok',
                     m.group('directive'), m.group('reason'), depth)
         case.children = pending.pop(depth + 1, [])
         case.plan = plans.pop(depth + 1, None)
-        case.diag, diag = diag[-6:], []
-        if depth == 0:
-            cases.append(case)
-        else:
-            pending.setdefault(depth, []).append(case)
+        subtests.pop(depth + 1, None)
+        case.log, diag = diag, []
+        case.diag = case.log[-6:]
+        add(case)
+    close_open(0, diag)
     return cases, plan
+
+
+def unclosed(case):
+    """The cases under `case`, itself included, whose result line never
+    came."""
+    out = [case] if case.unclosed else []
+    for c in case.children:
+        out.extend(unclosed(c))
+    return out
 
 
 def leaves(case):
@@ -161,7 +282,9 @@ def load_expectations(path):
 def load_slow(path, exp):
     """Lines: SUITE CASE REASON..., for claimed cases that may time out
     under the debug kernel (make check DEBUG=1): such a case still passes,
-    and a failure of it that is not a timeout still fails."""
+    a timeout of it is excused (SLOW) only with the evidence of progress
+    (PROGRESS_EVIDENCE), and any other failure of it, or no result, still
+    fails."""
     for num, parts in entries(path, 3):
         if len(parts) < 3:
             sys.exit(f'{path}:{num}: want "SUITE CASE REASON"')
@@ -176,7 +299,19 @@ def short_name(name):
     return name.split('.', 1)[-1]
 
 
-def judge_kunit(text):
+def load_kunit_suites(path):
+    """Lines: SUITE, the name of a KUnit suite that must report."""
+    names = []
+    for num, parts in entries(path, 2):
+        if len(parts) != 1:
+            sys.exit(f'{path}:{num}: want one KUnit suite name a line')
+        names.append(parts[0])
+    return names
+
+
+def judge_kunit(text, required=None, listed_in='harness/kunit-suites'):
+    """Every case that ran must pass; every suite in `required` must have
+    reported (one that is not listed there is noted)."""
     cases, _ = parse_tap(text)
     passed, failed, lines = 0, 0, []
     suites = 0
@@ -192,6 +327,12 @@ def judge_kunit(text):
         elif not suite.children and suite.plan is None:
             failed += 1
             lines.append(f'    {suite.name}: no test case results')
+        # A suite or case cut off before its result line: what ran of it
+        # is judged below, and it fails.
+        for c in unclosed(suite):
+            failed += 1
+            lines.append(f'    FAIL {c.name}: {UNCLOSED} '
+                         f'({len(leaves(c)) if c.children else 0} case results)')
         for leaf in leaves(suite) if suite.children else []:
             if leaf.status() == 'fail':
                 failed += 1
@@ -207,6 +348,14 @@ def judge_kunit(text):
     if suites == 0:
         failed += 1
         lines.append('    no KUnit suite ran')
+    if required is not None:
+        ran = {suite.name for suite in cases}
+        for name in required:
+            if name not in ran:
+                failed += 1
+                lines.append(f'    MISSING KUnit suite {name}: it did not report')
+        lines.extend(f'    NOTE: KUnit suite {name} ran but is not in {listed_in}'
+                     for name in sorted(ran - set(required)))
     return passed, failed, 0, lines, f'{suites} suites'
 
 
@@ -221,12 +370,16 @@ def judge_kselftest(suite, text, exp):
         seen.add(name)
         claim, reason = claims.get(name, claims.get('*', ('pass', '')))
         st = case.status()
-        if claim == 'slow' and st == 'fail' and \
-                any(t in d for d in case.diag for t in TIMEOUT_EVIDENCE):
+        timed_out = st == 'fail' and \
+            any(t in d for d in case.diag for t in TIMEOUT_EVIDENCE)
+        progress = [d for d in case.log if d.startswith(PROGRESS_EVIDENCE)]
+        if claim == 'slow' and timed_out and progress:
             # Claimed, but allowed to time out under the debug kernel
-            # (--slow): a timeout only, never another failure.
+            # (--slow): a timeout only, never another failure, and only
+            # with the evidence that it was still progressing.
             skipped += 1
-            lines.append(f'    SLOW {name}: timed out under the debug kernel, {reason}')
+            lines.append(f'    SLOW {name}: timed out under the debug kernel, '
+                         f'{reason}; {progress[-1]}')
         elif claim == 'unclaimed':
             skipped += 1
             note = ' (now passes: claim it)' if st == 'pass' else ''
@@ -237,11 +390,16 @@ def judge_kselftest(suite, text, exp):
             failed += 1
             why = f': {case.reason}' if case.reason else ''
             lines.append(f'    {st.upper()} {name}{why} (claimed)')
+            if claim == 'slow' and timed_out:
+                lines.append('        listed as slow, but a timeout is excused only with '
+                             f'the evidence of progress ({PROGRESS_EVIDENCE.strip()}), '
+                             'and the output has none: a listener that never came up '
+                             'or a stalled receive time out the same way')
             if st == 'fail':
                 lines.extend(f'        {d}' for d in case.diag)
     for name, (claim, _) in claims.items():
         if name != '*' and name not in seen:
-            if claim == 'pass':
+            if claim in ('pass', 'slow'):
                 failed += 1
             else:
                 skipped += 1
@@ -252,21 +410,81 @@ def judge_kselftest(suite, text, exp):
     return passed, failed, skipped, lines, f'{len(cases)} cases'
 
 
-def note_retry(base, r):
-    """Say so when the guest ran a suite twice (see suite_kselftest)."""
+def note_retry(base, r, suite, text, exp, before, flaky):
+    """Report the first attempt when the guest ran a suite twice (see
+    suite_kselftest in guest/run.sh): the counts are the second attempt's
+    (`text`), and the first attempt's failures are listed with their
+    lines. A claimed case that failed in attempt 1 and passed in attempt 2
+    is flaky: it goes in flaky[suite]. One that was flaky in the previous
+    run too (before[suite]) fails: a retry excuses a case once, not run
+    after run."""
     try:
         with open(base + '.attempt1', encoding='utf-8', errors='replace') as f:
             first, _ = parse_tap(f.read())
     except FileNotFoundError:
         return r
-    failed = [short_name(c.name) for c in first if c.status() == 'fail']
     passed, nfail, skipped, lines, what = r
-    lines = lines + [f'    RETRIED: attempt 1 failed {", ".join(failed)} '
+    failed1 = [c for c in first if c.status() == 'fail']
+    lines = lines + [f'    RETRIED: attempt 1 failed '
+                     f'{", ".join(short_name(c.name) for c in failed1) or "nothing"} '
                      '(port listen timeout, a port the peer still held, '
                      "or an iou-zcrx transfer past its deadline, the "
                      "server's or the test's for the client); "
                      'the counts are attempt 2']
+    for c in failed1:
+        lines.append(f'    attempt 1: FAIL {short_name(c.name)}')
+        lines.extend(f'        {d}' for d in c.diag)
+    second = {short_name(c.name): c.status() for c in parse_tap(text)[0]}
+    claims = exp.get(suite, {})
+    for c in failed1:
+        name = short_name(c.name)
+        claim = claims.get(name, claims.get('*', ('pass', '')))[0]
+        if claim == 'unclaimed' or second.get(name) != 'pass' \
+                or name in flaky.get(suite, []):
+            continue
+        flaky.setdefault(suite, []).append(name)
+        if name in before.get(suite, ()):
+            passed -= 1
+            nfail += 1
+            lines.append(f'    FAIL {name}: flaky twice in a row (failed in attempt 1 '
+                         'and passed on the retry, in this run and in the previous '
+                         'one): fix it, do not retry it')
+        else:
+            lines.append(f'    FLAKY {name}: failed in attempt 1, passed in attempt 2 '
+                         '(flaky in the next run too, it fails)')
     return passed, nfail, skipped, lines, f'{what}, retried once'
+
+
+def load_flaky(path):
+    """The flaky cases a run recorded (save_flaky): suite -> set of cases.
+    Nothing when there is no such file (the first run)."""
+    out = {}
+    try:
+        with open(path, encoding='utf-8') as f:
+            for line in f:
+                if line.startswith('#') or '\t' not in line:
+                    continue
+                suite, case = line.rstrip('\n').split('\t', 1)
+                out.setdefault(suite, set()).add(case)
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def save_flaky(path, before, now, ran):
+    """Record the flaky cases of this run (now: suite -> cases) for the
+    next one. A suite that did not run this time keeps what it had."""
+    keep = {s: set(c) for s, c in before.items() if s not in ran}
+    for s, c in now.items():
+        keep[s] = set(c)
+    tmp = path + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write('# The cases that passed only on a retry in the last run of their\n'
+                '# suite (results.py --flaky-history): SUITE<TAB>CASE.\n')
+        for s in sorted(keep):
+            for c in sorted(keep[s]):
+                f.write(f'{s}\t{c}\n')
+    os.replace(tmp, path)
 
 
 def note_leftover(base, r, own):
@@ -304,6 +522,325 @@ def judge_plain(text):
     return passed, failed, 0, lines, f'{len(cases)} cases'
 
 
+def note_killed(r, rc):
+    """A suite the guest killed fails, whatever its TAP says and whatever
+    the expectations claim of its cases: what it did not get to is
+    unknown. Its exit status says so: timeout's, after TERM (124) or the
+    KILL that follows it (-k, 137; the OOM killer's KILL too)."""
+    if rc not in (124, 137):
+        return r
+    passed, failed, skipped, lines, what = r
+    how = 'SIGTERM' if rc == 124 else 'SIGKILL'
+    return passed, failed + 1, skipped, lines + [
+        f'    KILLED: ran past TEST_TIMEOUT (exit {rc}, {how})'], what
+
+
+# The taint bits (include/linux/panic.h), by number: the letter the kernel
+# shows for each (kernel/panic.c, taint_flags) and what sets it.
+TAINTS = (
+    'P (a proprietary module)', 'F (a forced module load)', 'S (a CPU out of spec)',
+    'R (a forced module unload)', 'M (a machine check)', 'B (a bad page, or slab corruption)',
+    'U (set from user space)', 'D (an oops: the kernel died)', 'A (an ACPI table overridden)',
+    'W (a WARN)', 'C (a staging driver)', 'I (a firmware workaround)',
+    'O (an out-of-tree module)', 'E (an unsigned module)', 'L (a soft lockup)',
+    'K (a live patch)', 'X (an auxiliary taint)', 'T (a randstruct mismatch)',
+    'N (test code ran)', 'J (fwctl used)')
+# N: a KUnit suite that runs sets it (igb_rs's run each time the module
+# loads), and so does loading a test module: what the run is for, not a
+# finding.
+TAINT_TEST = 18
+# What DMA-API debugging's debugfs "disabled" reads when it is off (a
+# bool: Y or N).
+OFF = ('Y', 'y', '1')
+# The line kasan_init_generic() prints at boot (mm/kasan/generic.c): KASAN
+# checks from then on.
+KASAN_ON = 'KernelAddressSanitizer initialized'
+# What kmemleak prints when it turns itself off (mm/kmemleak.c,
+# kmemleak_disable(), after an error of its own).
+KMEMLEAK_OFF = 'kmemleak: Kernel memory leak detector disabled'
+# The time dmesg puts ahead of a line.
+LOG_TIME_RE = re.compile(r'^\[\s*\d+\.\d+\] ?')
+
+
+def taints(mask):
+    return ', '.join(TAINTS[i] if i < len(TAINTS) else f'bit {i}'
+                     for i in range(mask.bit_length()) if mask >> i & 1)
+
+
+def number(fields, key):
+    try:
+        return int(fields[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def load_kernel_state(path):
+    """The lines of kernel-state.txt (kernel_state in guest/run.sh), in
+    order: (when, suite, {key: value}); None without the file."""
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            out.append((parts[0], parts[1],
+                        dict(p.split('=', 1) for p in parts[2:] if '=' in p)))
+    return out
+
+
+def stretch(a, b):
+    """The name of what ran between two points kernel-state.txt records:
+    a suite's name from its start to its end."""
+    if a[0] == 'start' and b[0] == 'end' and a[1] == b[1]:
+        return a[1]
+    if a[0] == 'boot':
+        return 'setup (before the first suite)'
+    if b[0] == 'final':
+        return 'the checks after the last suite'
+    if a[0] == 'end' and b[0] == 'start':
+        return f'between {a[1]} and {b[1]}'
+    return f'between {a[0]} {a[1]} and {b[0]} {b[1]}'
+
+
+class KernelRun:
+    """What the guest recorded of the kernel (guest/run.sh): its log, read
+    from kmsg.txt (guest/kmsg.py's), or from dmesg.txt when there is none;
+    and its state at each suite's start and end, kernel-state.txt."""
+
+    def __init__(self, res_dir):
+        self.states = load_kernel_state(os.path.join(res_dir, 'kernel-state.txt'))
+        # The log's copy for a human (and for the C core's run's reader).
+        self.dmesg = os.path.exists(os.path.join(res_dir, 'dmesg.txt'))
+        self.log = None     # kmsg.Log
+        self.lines = None   # (record's sequence number or None, dmesg line)
+        try:
+            with open(os.path.join(res_dir, 'kmsg.txt'), encoding='utf-8',
+                      errors='replace') as f:
+                self.log = kmsg.parse(f.read())
+            self.lines = list(self.log.lines())
+        except FileNotFoundError:
+            try:
+                with open(os.path.join(res_dir, 'dmesg.txt'), encoding='utf-8',
+                          errors='replace') as f:
+                    self.lines = [(None, l.rstrip('\n')) for l in f]
+            except FileNotFoundError:
+                pass
+        # Where each stretch of the log begins: (sequence number, name).
+        self.marks = []
+        for when, suite, fields in self.states or []:
+            seq = number(fields, 'seq')
+            name = {'boot': 'setup (before the first suite)', 'start': suite,
+                    'final': 'the checks after the last suite'}.get(when)
+            if seq is not None and name is not None:
+                self.marks.append((seq, name))
+
+    def during(self, seq):
+        """What ran when record seq was written; None when that is not
+        known."""
+        if seq is None or self.states is None:
+            return None
+        name = 'boot'
+        for start, n in self.marks:
+            if seq >= start:
+                name = n
+        return name
+
+    def final_seq(self):
+        for when, _, fields in self.states or []:
+            if when == 'final':
+                return number(fields, 'seq')
+        return None
+
+    def recorded(self, suite):
+        """Whether the kernel's state was recorded at suite's start and
+        end."""
+        whens = {w for w, s, _ in self.states or [] if s == suite}
+        return {'start', 'end'} <= whens
+
+    def findings(self):
+        """What changed in the kernel's state over each stretch of the run,
+        {stretch: [lines]}: a taint bit that is new (but N), lockdep
+        turning itself off."""
+        out = {}
+        s = self.states or []
+        for a, b in zip(s, s[1:]):
+            found = []
+            ta, tb = number(a[2], 'tainted'), number(b[2], 'tainted')
+            if ta is not None and tb is not None and tb & ~ta & ~(1 << TAINT_TEST):
+                found.append(f'TAINTED: {taints(tb & ~ta & ~(1 << TAINT_TEST))} '
+                             f'(tainted {ta} -> {tb})')
+            if a[2].get('debug_locks') == '1' and b[2].get('debug_locks') == '0':
+                found.append('LOCKDEP OFF: debug_locks 1 -> 0: lockdep turned itself off '
+                             '(after a report of its own, a taint, or a limit it hit) and '
+                             'checked nothing from then on')
+            if found:
+                out.setdefault(stretch(a, b), []).extend(found)
+        return out
+
+
+def note_kernel_state(r, found):
+    """A suite after which the kernel was tainted, or lockdep off, fails
+    (KernelRun.findings: found, the lines for this suite)."""
+    if not found:
+        return r
+    passed, failed, skipped, lines, what = r
+    return passed, failed + len(found), skipped, lines + [f'    {l}' for l in found], what
+
+
+def judge_kernel_log(run, rest, faults_ran):
+    """The kernel log: whole, and without a checker's report. rest: what
+    changed in the kernel's state outside the suites judged (setup, the
+    checks at the end, a suite not in the list)."""
+    fails = []
+    log = run.log
+    if not run.dmesg:
+        fails.append('no dmesg.txt: the guest did not save the log at its end')
+    if log is None:
+        fails.append("no kmsg.txt: the guest's log recorder did not run"
+                     + ('; dmesg.txt holds what the buffer still had at the end'
+                        if run.lines is not None else ''))
+    else:
+        first, last, final = log.first_seq(), log.last_seq(), run.final_seq()
+        if first is None:
+            fails.append('kmsg.txt holds no record')
+        elif first != 0:
+            fails.append(f'the log starts at record {first}, not at boot: records 0 to '
+                         f'{first - 1} were overwritten before the recorder read them')
+        if log.lost:
+            fails.append(f'records lost: {"; ".join(log.lost[:3])}')
+        if not log.ended:
+            fails.append('the recorder did not stop at the end of the run (killed, or '
+                         'the guest stopped): the log may be cut short')
+        if None not in (last, final) and last < final:
+            fails.append(f'the log ends at record {last}, before the mark of the '
+                         f'end of the run (record {final})')
+    if run.states is None:
+        fails.append('no kernel-state.txt: taint, lockdep and DMA-API debugging '
+                     'were not recorded')
+    else:
+        boot = [f for w, _, f in run.states if w == 'boot']
+        if not boot:
+            fails.append('kernel-state.txt has no boot line')
+        else:
+            t = number(boot[0], 'tainted')
+            if t is not None and t & ~(1 << TAINT_TEST):
+                fails.append(f'tainted before the first suite: {taints(t & ~(1 << TAINT_TEST))}')
+            if boot[0].get('debug_locks') == '0':
+                fails.append('lockdep was off before the first suite (debug_locks 0)')
+        fails.extend(f'kernel-state.txt: no taint recorded at {w} {s}'
+                     for w, s, f in run.states if number(f, 'tainted') is None)
+        fails.extend(f'kernel-state.txt: no log mark at {w} {s}: the reports after it '
+                     'are named after what ran before'
+                     for w, s, f in run.states if w != 'end' and number(f, 'seq') is None)
+    for name, found in rest.items():
+        fails.extend(f'{name}: {l}' for l in found)
+    bad, gave_up = [], []
+    for seq, line in run.lines or []:
+        text = LOG_TIME_RE.sub('', line, count=1)
+        if not KERNEL_SPLAT_RE.search(text):
+            continue
+        where = run.during(seq)
+        shown = f'during {where}: {line}' if where else line
+        (gave_up if faults_ran and CHECKER_GAVE_UP_RE.search(text) else bad).append(shown)
+    lines = [f'    {l}' for l in fails + bad[:10]]
+    if len(bad) > 10:
+        lines.append(f'    and {len(bad) - 10} more (dmesg.txt)')
+    lines += [f'    NOTE (an injected allocation failure): {l}' for l in gave_up[:4]]
+    what = f'{len(bad)} warnings or bugs'
+    if log is not None:
+        what += f' in {len(log.records)} records'
+    ok = not (fails or bad)
+    return int(ok), int(not ok), 0, lines, what
+
+
+def judge_kasan(run):
+    """The debug kernel's log shows KASAN on."""
+    on = [LOG_TIME_RE.sub('', l, count=1) for _, l in run.lines or [] if KASAN_ON in l]
+    if on:
+        return 1, 0, 0, [], on[0]
+    return 0, 1, 0, [f'    no "{KASAN_ON}" in the kernel log: KASAN is off in this kernel, '
+                     'or the log does not start at boot'], 'KASAN not shown on'
+
+
+def judge_dma_api(res_dir, run):
+    """DMA-API debugging: no error counted, and on from boot to the end,
+    but for the fault-injection suite turning it off (its own allocation
+    failing: CHECKER_GAVE_UP_RE). It prints the first error it finds, and
+    only counts the ones after it: the count, not the log, says whether
+    there were more."""
+    fails, notes = [], []
+    try:
+        with open(os.path.join(res_dir, 'dma-api-errors.txt'), encoding='utf-8',
+                  errors='replace') as f:
+            text = f.read().strip()
+    except FileNotFoundError:
+        text = None
+        fails.append('no dma-api-errors.txt: DMA-API debugging not shown on '
+                     '(no /sys/kernel/debug/dma-api)')
+    n = None
+    if text is not None:
+        n = int(text) if text.isdigit() else -1
+        if n:
+            fails.append(f'error_count {text!r}: see DMA-API lines in dmesg.txt')
+    s = run.states or []
+    seen = [f['dma_disabled'] for _, _, f in s if 'dma_disabled' in f]
+    if not seen:
+        fails.append('DMA-API debugging on or off not recorded (kernel-state.txt)')
+    elif seen[0] in OFF:
+        fails.append('DMA-API debugging was off before the first suite')
+    for i, (a, b) in enumerate(zip(s, s[1:])):
+        ea, eb = number(a[2], 'dma_errors'), number(b[2], 'dma_errors')
+        if None not in (ea, eb) and eb > ea:
+            notes.append(f'{eb - ea} errors during {stretch(a, b)}')
+        if a[2].get('dma_disabled') in OFF or b[2].get('dma_disabled') not in OFF:
+            continue
+        name = stretch(a, b)
+        after = [x[1] for x in s[i + 2:] if x[0] == 'start']
+        if name == 'faults':
+            notes.append('NOTE: DMA-API debugging turned itself off during faults (an '
+                         'allocation of its own failed, injected): the suites after it '
+                         f'({", ".join(after) or "none"}) ran without it')
+        else:
+            fails.append(f'DMA-API debugging turned itself off during {name}: nothing '
+                         'after it was checked')
+    ok = not fails
+    return (int(ok), int(not ok), 0, [f'    {l}' for l in fails + notes],
+            f'{n} errors' if n is not None else 'no error count')
+
+
+def judge_kmemleak(res_dir, run):
+    """kmemleak: on to the end (the scan ran), and no leak found."""
+    fails = []
+    n = None
+    path = os.path.join(res_dir, 'kmemleak.txt')
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            n = sum(1 for l in f if l.startswith('unreferenced object'))
+    except FileNotFoundError:
+        fails.append('no kmemleak.txt: kmemleak not shown on (no /sys/kernel/debug/kmemleak)')
+    try:
+        with open(os.path.join(res_dir, 'kmemleak-scan.txt'), encoding='utf-8',
+                  errors='replace') as f:
+            scan = f.read().strip()
+        if scan != 'ok':
+            fails.append(f'the scan {scan}: kmemleak is off, and lists nothing')
+    except FileNotFoundError:
+        fails.append("no kmemleak-scan.txt: the scan's outcome was not recorded")
+    for seq, line in run.lines or []:
+        if KMEMLEAK_OFF in line:
+            where = run.during(seq)
+            fails.append(f'kmemleak turned itself off{f" during {where}" if where else ""}: '
+                         f'{line}')
+    if n:
+        fails.append(f'{n} leaked objects: {path}')
+    ok = not fails
+    return (int(ok), int(not ok), 0, [f'    {l}' for l in fails],
+            f'{n} objects' if n is not None else 'no list')
+
+
 def main():
     args = sys.argv[1:]
     static = after = label = None
@@ -324,11 +861,30 @@ def main():
         i = args.index('--slow')
         slow = args[i + 1]
         del args[i:i + 2]
+    history = None
+    if '--flaky-history' in args:
+        i = args.index('--flaky-history')
+        history = args[i + 1]
+        del args[i:i + 2]
+    kunit_list = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'kunit-suites')
+    if '--kunit-suites' in args:
+        i = args.index('--kunit-suites')
+        kunit_list = args[i + 1]
+        del args[i:i + 2]
+    debug = '--debug' in args
+    if debug:
+        args.remove('--debug')
     if len(args) != 2:
         sys.exit(__doc__)
     exp = load_expectations(args[0])
     if slow is not None:
         load_slow(slow, exp)
+    required = load_kunit_suites(kunit_list)
+    listed_in = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(kunit_list))),
+                             os.path.basename(kunit_list))
+    # The flaky cases of the previous run, and of this one (note_retry).
+    before = load_flaky(history) if history is not None and label is None else {}
+    flaky = {}
     res_dir = args[1]
 
     total = [0, 0, 0]
@@ -360,6 +916,16 @@ def main():
     if os.path.exists(order_file):
         with open(order_file, encoding='utf-8') as f:
             order = f.read().split()
+    # What the guest recorded of the kernel. Once anything the guest
+    # writes is there, it ran, and each check of the kernel needs its file:
+    # one missing fails.
+    run = KernelRun(res_dir)
+    guest_ran = run.states is not None or run.lines is not None or any(
+        os.path.exists(os.path.join(res_dir, n))
+        for n in ['kmemleak.txt', 'kmemleak-scan.txt', 'dma-api-errors.txt']
+        + [s.replace('/', '_') + '.tap' for s in order])
+    found = run.findings()
+    faults_ran = 'faults' in order or any(s == 'faults' for _, s, _ in run.states or [])
     if os.path.exists(os.path.join(res_dir, 'setup.err')):
         report('vm-setup', 0, 1, 0, ['    the guest could not wire the topology'],
                'see console.log')
@@ -376,52 +942,32 @@ def main():
                 rc = int(f.read().strip() or 0)
         except (FileNotFoundError, ValueError):
             rc = None
-        if rc == 124:
-            text += '\nnot ok 999 killed: ran past TEST_TIMEOUT\n'
         if suite == 'kunit':
-            r = judge_kunit(text)
+            r = judge_kunit(text, required, listed_in)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'races',
                        'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss',
-                       'nic-ethtool', 'devmem-rx-check'):
+                       'nic-ethtool', 'devmem-rx-check', 'devmem-tokens'):
             r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)
-            r = note_leftover(base, note_retry(base, r), False)
+            r = note_retry(base, r, suite, text, exp, before, flaky)
+            r = note_leftover(base, r, False)
+        r = note_killed(r, rc)
+        state = found.pop(suite, [])
+        if run.states is not None and not run.recorded(suite):
+            state.append('KERNEL STATE: not recorded at its start and end (kernel-state.txt)')
+        r = note_kernel_state(r, state)
         report(suite, *r)
 
     # A WARN, BUG or sanitizer report anywhere in the run fails it, even
-    # when every test passed.
-    dmesg = os.path.join(res_dir, 'dmesg.txt')
-    if os.path.exists(dmesg):
-        with open(dmesg, encoding='utf-8', errors='replace') as f:
-            bad = [l.rstrip() for l in f if KERNEL_SPLAT_RE.search(l)]
-        gave_up = []
-        if 'faults' in order:
-            gave_up = [l for l in bad if CHECKER_GAVE_UP_RE.search(l)]
-            bad = [l for l in bad if not CHECKER_GAVE_UP_RE.search(l)]
-        report('kernel-log', int(not bad), int(bool(bad)), 0,
-               [f'    {l}' for l in bad[:10]] +
-               [f'    NOTE (an injected allocation failure): {l}' for l in gave_up[:4]],
-               f'{len(bad)} warnings or bugs')
-
-    # DMA-API debugging prints the first error it finds, and only counts
-    # the ones after it: the count, not the log, says whether there were
-    # more.
-    dma = os.path.join(res_dir, 'dma-api-errors.txt')
-    if os.path.exists(dma):
-        with open(dma, encoding='utf-8', errors='replace') as f:
-            text = f.read().strip()
-        n = int(text) if text.isdigit() else -1
-        report('dma-api', int(n == 0), int(n != 0), 0,
-               [f'    error_count {text!r}: see DMA-API lines in dmesg.txt'] if n else [],
-               f'{n} errors')
-
-    leak = os.path.join(res_dir, 'kmemleak.txt')
-    if os.path.exists(leak):
-        with open(leak, encoding='utf-8', errors='replace') as f:
-            n = sum(1 for l in f if l.startswith('unreferenced object'))
-        report('kmemleak', int(n == 0), int(n != 0), 0,
-               [f'    {n} leaked objects: {leak}'] if n else [], f'{n} objects')
+    # when every test passed, and so does a checker that was not on to
+    # find one.
+    if guest_ran:
+        report('kernel-log', *judge_kernel_log(run, found, faults_ran))
+        if debug:
+            report('kasan', *judge_kasan(run))
+        report('dma-api', *judge_dma_api(res_dir, run))
+        report('kmemleak', *judge_kmemleak(res_dir, run))
 
     if after:
         report_tsv(after)
@@ -429,6 +975,12 @@ def main():
     print('\n'.join(out))
     if label is not None:
         return 0
+    if history is not None:
+        ran = [s for s in order
+               if os.path.exists(os.path.join(res_dir, s.replace('/', '_') + '.tap'))]
+        save_flaky(history, before, flaky, ran)
+    print(f'flaky: {len(flaky)} suites'
+          + (f' ({", ".join(sorted(flaky))})' if flaky else ''))
     print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
     return 1 if total[1] else 0
 

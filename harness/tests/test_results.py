@@ -2,6 +2,7 @@
 """Tests for harness/results.py: how a run is judged."""
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -9,6 +10,8 @@ import textwrap
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import guest_run  # noqa: E402  pylint: disable=wrong-import-position
 RESULTS = os.path.join(HERE, '..', 'results.py')
 
 KUNIT_PASS = textwrap.dedent('''\
@@ -50,13 +53,28 @@ DEVMEM_SKIPS = textwrap.dedent('''\
     ''')
 
 
-def judge(files, expectations, static=None, extra=None):
+def kunit_list(d, names=('devmem_alloc',)):
+    """The arguments naming a KUnit suite list of `names`, written in d."""
+    path = os.path.join(d, 'kunit-suites')
+    with open(path, 'w') as f:
+        f.write('# the suites of the test KTAP\n' + ''.join(f'{n}\n' for n in names))
+    return ['--kunit-suites', path]
+
+
+def judge(files, expectations, static=None, extra=None, more=(),
+          kunit_suites=('devmem_alloc',), guest=None):
+    """Runs results.py on a results directory holding `files` (suite ->
+    TAP), what the guest wrote of the kernel (`guest`, file -> text; by
+    default that of a run of the suites where nothing went wrong, see
+    guest_run.py) and `extra` (file -> text), with `more` arguments."""
+    if guest is None:
+        guest = guest_run.clean(files) if files else {}
     with tempfile.TemporaryDirectory() as d:
         res = os.path.join(d, 'res')
         os.mkdir(res)
         with open(os.path.join(res, 'suites'), 'w') as f:
             f.write(' '.join(files))
-        for name, text in (extra or {}).items():
+        for name, text in dict(guest, **(extra or {})).items():
             with open(os.path.join(res, name), 'w') as f:
                 f.write(text)
         for suite, text in files.items():
@@ -71,6 +89,7 @@ def judge(files, expectations, static=None, extra=None):
             with open(st, 'w') as f:
                 f.write(static)
             args += ['--static', st]
+        args += kunit_list(d, kunit_suites) + list(more)
         p = subprocess.run(args, capture_output=True, text=True, check=False)
         return p.returncode, p.stdout
 
@@ -79,14 +98,14 @@ class Judge(unittest.TestCase):
     def test_kunit_pass(self):
         rc, out = judge({'kunit': KUNIT_PASS}, '')
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('2 passed, 0 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 0 failed, 0 skipped'), out)
 
     def test_kunit_failed_assertion_fails_the_run(self):
         rc, out = judge({'kunit': KUNIT_FAIL}, '')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL devmem_alloc.alignment', out)
         self.assertIn('EXPECTATION FAILED at net/core/devmem_rs/alloc.rs:120', out)
-        self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('4 passed, 1 failed, 0 skipped'), out)
 
     def test_kunit_skip_is_a_failure(self):
         rc, out = judge({'kunit': KUNIT_SKIP}, '')
@@ -110,12 +129,62 @@ class Judge(unittest.TestCase):
         rc, _ = judge({'kunit': 'KTAP version 1\n1..0\n'}, '')
         self.assertEqual(rc, 1)
 
+    def test_listed_kunit_suite_that_did_not_report_fails(self):
+        rc, out = judge({'kunit': KUNIT_PASS}, '', kunit_suites=('devmem_alloc', 'igb_rs_ring'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('MISSING KUnit suite igb_rs_ring', out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+
+    def test_unlisted_kunit_suite_is_a_note(self):
+        rc, out = judge({'kunit': KUNIT_PASS}, '', kunit_suites=())
+        self.assertEqual(rc, 0, out)
+        self.assertIn('NOTE: KUnit suite devmem_alloc ran but is not in ', out)
+
+    def test_kunit_suite_cut_off_before_its_result_fails(self):
+        # The guest died, or the suite hung, after two cases: no closing
+        # line, and the cases that reported are still judged.
+        cut = KUNIT_PASS.split('# devmem_alloc: pass')[0]
+        rc, out = judge({'kunit': cut}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL devmem_alloc: no result line of its own: the output ends '
+                      'inside it (2 case results)', out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+        # The same for a parameterised case inside a suite that closed.
+        nested = KUNIT_PASS.replace('    ok 2 alignment\n', textwrap.indent(
+            '# Subtest: alignment\nok 1 4 bytes\n', '        '))
+        rc, out = judge({'kunit': nested}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL alignment: no result line of its own', out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+
+    def test_kselftest_case_cut_off_before_its_result_fails(self):
+        tap = 'TAP version 13\n1..1\n    ok 1 sub.a\n'
+        rc, out = judge({'t.py': tap}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL (unnamed): no result line of its own', out)
+        rc, out = judge({'net-env': tap}, '')
+        self.assertEqual(rc, 1, out)
+
+    def test_kunit_suites_lists_the_suites_of_the_tree(self):
+        # Every #[kunit_tests(NAME)] of our Rust files is listed, or named
+        # in a comment saying why not (a suite of another configuration).
+        top = os.path.join(HERE, '..', '..')
+        with open(os.path.join(HERE, '..', 'kunit-suites'), encoding='utf-8') as f:
+            listed = f.read()
+        files = subprocess.run(['git', '-C', top, 'ls-files', '*.rs'], capture_output=True,
+                               text=True, check=True).stdout.split()
+        for path in files:
+            with open(os.path.join(top, path), encoding='utf-8') as f:
+                for name in re.findall(r'kunit_tests\((\w+)\)', f.read()):
+                    with self.subTest(suite=name):
+                        self.assertRegex(listed, rf'\b{name}\b')
+
     def test_unclaimed_skip_counts_as_skipped(self):
         exp = ('s.py check_rx unclaimed no driver yet\n'
                's.py check_tx unclaimed no driver yet\n')
         rc, out = judge({'s.py': DEVMEM_SKIPS}, exp)
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('0 passed, 0 failed, 2 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('3 passed, 0 failed, 2 skipped'), out)
 
     def test_skip_of_claimed_case_is_a_failure(self):
         exp = 's.py check_rx pass\ns.py check_tx unclaimed no driver yet\n'
@@ -141,7 +210,7 @@ class Judge(unittest.TestCase):
                'z.py test_zcrx.rss unclaimed no RSS contexts\n')
         rc, out = judge({'z.py': text}, exp)
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('1 passed, 0 failed, 1 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('4 passed, 0 failed, 1 skipped'), out)
         rc, out = judge({'z.py': text}, 'z.py test_zcrx.single pass\n')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL test_zcrx.rss (claimed)', out)
@@ -159,8 +228,59 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn('2 cases, retried once', out)
         self.assertIn('RETRIED: attempt 1 failed check_rx_hds', out)
+        # The first attempt's failure, with its lines.
+        self.assertIn('attempt 1: FAIL check_rx_hds\n'
+                      '        Exception| Exception: Waiting for port listen timed out', out)
+        self.assertIn('FLAKY check_rx_hds: failed in attempt 1, passed in attempt 2', out)
+        lines = out.rstrip().split('\n')
+        self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)', '5 passed, 0 failed, 0 skipped'])
         rc, out = judge({'d.py': first}, '', extra={'d.py.attempt1': first})
         self.assertEqual(rc, 1, out)
+        self.assertNotIn('FLAKY', out)
+        self.assertIn('flaky: 0 suites\n', out)
+
+    def test_flaky_twice_in_a_row_fails(self):
+        first = textwrap.dedent('''\
+            TAP version 13
+            1..2
+            ok 1 devmem.check_rx
+            # Exception| Exception: Waiting for port listen timed out
+            not ok 2 devmem.check_rx_hds
+            ''')
+        second = first.replace('not ok 2', 'ok 2')
+        retried = {'files': {'d.py': second}, 'extra': {'d.py.attempt1': first}}
+        green = {'files': {'d.py': second}}
+        with tempfile.TemporaryDirectory() as d:
+            history = ['--flaky-history', os.path.join(d, 'flaky.txt')]
+
+            def run(files, extra=None, exp=''):
+                return judge(files, exp, extra=extra, more=history)
+
+            # The first run has no history: flaky, reported, passed.
+            rc, out = run(**retried)
+            self.assertEqual(rc, 0, out)
+            self.assertIn('FLAKY check_rx_hds', out)
+            # A run of other suites keeps d.py's record.
+            rc, out = run({'e.py': 'TAP version 13\n1..1\nok 1 e.x\n'})
+            self.assertEqual(rc, 0, out)
+            # Flaky again in d.py's next run: a failure.
+            rc, out = run(**retried)
+            self.assertEqual(rc, 1, out)
+            self.assertIn('FAIL check_rx_hds: flaky twice in a row', out)
+            self.assertIn('fix it, do not retry it', out)
+            lines = out.rstrip().split('\n')
+            self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)',
+                                          '4 passed, 1 failed, 0 skipped'])
+            # A run without a retry clears it; flaky after that is once.
+            rc, out = run(**green)
+            self.assertEqual(rc, 0, out)
+            rc, out = run(**retried)
+            self.assertEqual(rc, 0, out)
+            # An unclaimed case is not flaky: its failure never counts.
+            for _ in range(2):
+                rc, out = run(exp='d.py check_rx_hds unclaimed no HDS\n', **retried)
+                self.assertEqual(rc, 0, out)
+                self.assertIn('flaky: 0 suites\n', out)
 
     def test_leftover_is_reported(self):
         tap = 'TAP version 13\n1..1\nok 1 devmem.check_rx\n'
@@ -195,20 +315,15 @@ class Judge(unittest.TestCase):
         self.assertTrue(out.rstrip().endswith('1 passed, 1 failed, 0 skipped'), out)
 
     def test_kernel_warning_fails_the_run(self):
-        with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, 'suites'), 'w') as f:
-                f.write('kunit')
-            with open(os.path.join(d, 'kunit.tap'), 'w') as f:
-                f.write(KUNIT_PASS)
-            with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
-                f.write('[    3.1] ok\n[    3.2] WARNING: CPU: 1 PID: 42 at net/core/devmem.c:80 x\n')
-            exp = os.path.join(d, 'exp')
-            open(exp, 'w').close()
-            p = subprocess.run([sys.executable, RESULTS, exp, d],
-                               capture_output=True, text=True, check=False)
-            self.assertEqual(p.returncode, 1, p.stdout)
-            self.assertIn('FAIL kernel-log', p.stdout)
-            self.assertIn('net/core/devmem.c:80', p.stdout)
+        g = guest_run.Guest()
+        g.suite('kunit', ['ok', 'WARNING: net/core/devmem.c:80 at net_devmem_bind+0x4c/0x90, '
+                          'CPU#1: python3/42'], tainted=512)
+        rc, out = judge({'kunit': KUNIT_PASS}, '', guest=g.files())
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL kernel-log', out)
+        # Named with the suite it came during.
+        self.assertIn('during kunit: [    0.008638] WARNING: net/core/devmem.c:80', out)
+        self.assertIn('TAINTED: W (a WARN) (tainted 0 -> 512)', out)
 
     def test_checker_reports_fail_the_run(self):
         reports = [
@@ -221,22 +336,13 @@ class Judge(unittest.TestCase):
             'ref_tracker: netdev@000000001c5b8a7c has 1/2 users at',
             'unregister_netdevice: waiting for eth0 to become free. Usage count = 2',
         ]
-        quiet = ('[    0.5] DMA-API: preallocated 65536 debug entries\n'
-                 '[    0.5] DMA-API: debugging enabled by kernel config\n')
         for line in reports:
-            with self.subTest(line=line), tempfile.TemporaryDirectory() as d:
-                with open(os.path.join(d, 'suites'), 'w') as f:
-                    f.write('kunit')
-                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
-                    f.write(KUNIT_PASS)
-                with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
-                    f.write(quiet + f'[    9.1] {line}\n')
-                exp = os.path.join(d, 'exp')
-                open(exp, 'w').close()
-                p = subprocess.run([sys.executable, RESULTS, exp, d],
-                                   capture_output=True, text=True, check=False)
-                self.assertEqual(p.returncode, 1, p.stdout)
-                self.assertIn('1 warnings or bugs', p.stdout)
+            with self.subTest(line=line):
+                rc, out = judge({'kunit': KUNIT_PASS}, '',
+                                guest=guest_run.clean(['kunit'], [line]))
+                self.assertEqual(rc, 1, out)
+                self.assertIn('1 warnings or bugs', out)
+                self.assertIn('during kunit: [', out)
 
     def test_fault_injection_lines_do_not_fail_the_run(self):
         # What the faults suite makes the debug kernel print: fail_dump()
@@ -251,9 +357,8 @@ class Judge(unittest.TestCase):
             'CPU: 0 UID: 0 PID: 512 Comm: python3 Not tainted 7.3.0 #1 PREEMPT(voluntary)',
             'SLUB: Unable to allocate memory on node -1, gfp=0xcc0(GFP_KERNEL)',
         ]
-        dmesg = ''.join(f'[   42.{i}] {l}\n' for i, l in enumerate(lines))
         tap = 'TAP version 13\n1..1\nok 1 - bind-rx\n'
-        rc, out = judge({'faults': tap}, '', extra={'dmesg.txt': dmesg})
+        rc, out = judge({'faults': tap}, '', guest=guest_run.clean(['faults'], lines))
         self.assertEqual(rc, 0, out)
         self.assertIn('ok   kernel-log: 1 passed', out)
         self.assertIn('ok   faults: 1 passed', out)
@@ -291,69 +396,105 @@ class Judge(unittest.TestCase):
 
     def test_dma_api_error_count_fails_the_run(self):
         for count, rc in (('0', 0), ('3', 1)):
-            with self.subTest(count=count), tempfile.TemporaryDirectory() as d:
-                with open(os.path.join(d, 'suites'), 'w') as f:
-                    f.write('kunit')
-                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
-                    f.write(KUNIT_PASS)
-                with open(os.path.join(d, 'dma-api-errors.txt'), 'w') as f:
-                    f.write(count + '\n')
-                exp = os.path.join(d, 'exp')
-                open(exp, 'w').close()
-                p = subprocess.run([sys.executable, RESULTS, exp, d],
-                                   capture_output=True, text=True, check=False)
-                self.assertEqual(p.returncode, rc, p.stdout)
-                self.assertIn(f'dma-api: {1 - rc} passed, {rc} failed', p.stdout)
+            with self.subTest(count=count):
+                g = guest_run.Guest()
+                g.suite('kunit', dma_errors=int(count))
+                files = g.files()
+                files['dma-api-errors.txt'] = count + '\n'
+                out_rc, out = judge({'kunit': KUNIT_PASS}, '', guest=files)
+                self.assertEqual(out_rc, rc, out)
+                self.assertIn(f'dma-api: {1 - rc} passed, {rc} failed', out)
+        # Which suite the errors came during.
+        self.assertIn('3 errors during kunit', out)
+
+    def slow_judge(self, tap):
+        """Judges devmem.py's TAP on the debug kernel, check_rx and
+        check_tx listed as slow."""
+        with tempfile.TemporaryDirectory() as d:
+            slow = os.path.join(d, 'slow')
+            with open(slow, 'w') as f:
+                f.write('drivers/net/hw/devmem.py check_rx the listener is slow\n'
+                        'drivers/net/hw/devmem.py check_tx the sender is slow\n')
+            return judge({'drivers/net/hw/devmem.py': tap},
+                         'drivers/net/hw/devmem.py check_rx pass\n'
+                         'drivers/net/hw/devmem.py check_tx pass\n',
+                         more=['--slow', slow])
 
     def test_slow_case_may_only_time_out(self):
         timeout = textwrap.dedent('''\
             TAP version 13
             1..2
+            # harness-progress: ncdevmem's bind-rx mapped 9000 of 16000 pages, the last 30 ms ago
+            # Exception| Traceback (most recent call last):
+            # Exception|   File "devmem.py", line 20, in check_rx
+            # Exception|   File "utils.py", line 356, in wait_port_listen
             # Exception| Exception: Waiting for port listen timed out
             not ok 1 devmem.check_rx
+            # harness-progress: the peer's socat sent 12 bytes
             # Exception| AssertionError: payload mismatch
             not ok 2 devmem.check_tx
             ''')
-        with tempfile.TemporaryDirectory() as d:
-            res = os.path.join(d, 'res')
-            os.mkdir(res)
-            with open(os.path.join(res, 'suites'), 'w') as f:
-                f.write('drivers/net/hw/devmem.py')
-            with open(os.path.join(res, 'drivers_net_hw_devmem.py.tap'), 'w') as f:
-                f.write(timeout)
-            exp = os.path.join(d, 'exp')
-            with open(exp, 'w') as f:
-                f.write('drivers/net/hw/devmem.py check_rx pass\n'
-                        'drivers/net/hw/devmem.py check_tx pass\n')
-            slow = os.path.join(d, 'slow')
-            with open(slow, 'w') as f:
-                f.write('drivers/net/hw/devmem.py check_rx the listener is slow\n'
-                        'drivers/net/hw/devmem.py check_tx the sender is slow\n')
-            p = subprocess.run([sys.executable, RESULTS, exp, res, '--slow', slow],
-                               capture_output=True, text=True, check=False)
-            # The timeout is excused; the other failure is not.
-            self.assertEqual(p.returncode, 1, p.stdout)
-            self.assertIn('SLOW check_rx: timed out under the debug kernel', p.stdout)
-            self.assertIn('FAIL check_tx', p.stdout)
-            self.assertIn('0 passed, 1 failed, 1 skipped', p.stdout)
+        rc, out = self.slow_judge(timeout)
+        # The timeout with evidence of progress is excused; the other
+        # failure is not.
+        self.assertEqual(rc, 1, out)
+        self.assertIn('SLOW check_rx: timed out under the debug kernel, the listener is '
+                      "slow; harness-progress: ncdevmem's bind-rx mapped", out)
+        self.assertIn('FAIL check_tx', out)
+        self.assertIn('0 passed, 1 failed, 1 skipped', out)
+
+    def test_slow_case_timing_out_without_evidence_fails(self):
+        # A listener that never came up and one still binding print the
+        # same: without the harness's evidence of progress, a failure.
+        timeout = textwrap.dedent('''\
+            TAP version 13
+            1..2
+            # Exception| Exception: Waiting for port listen timed out
+            not ok 1 devmem.check_rx
+            # Exception| subprocess.TimeoutExpired: Command 'ncdevmem' timed out after 20 seconds
+            # Exception| harness-progress: not the harness's line, but the test's
+            not ok 2 devmem.check_tx
+            ''')
+        rc, out = self.slow_judge(timeout)
+        self.assertEqual(rc, 1, out)
+        self.assertNotIn('SLOW', out)
+        self.assertIn('FAIL check_rx (claimed)', out)
+        self.assertIn('listed as slow, but a timeout is excused only with the evidence '
+                      'of progress', out)
+        self.assertIn('FAIL check_tx (claimed)', out)
+        self.assertTrue(out.rstrip().endswith('3 passed, 2 failed, 0 skipped'), out)
+
+    def test_slow_case_passes_and_must_report(self):
+        tap = 'TAP version 13\n1..1\nok 1 devmem.check_rx\n'
+        rc, out = self.slow_judge(tap)
+        # check_tx, listed as slow, has no result: a failure.
+        self.assertEqual(rc, 1, out)
+        self.assertIn('MISSING check_tx: no result', out)
+        self.assertTrue(out.rstrip().endswith('4 passed, 1 failed, 0 skipped'), out)
 
     def test_checker_giving_up_under_fault_injection_is_a_note(self):
-        gave_up = '[  99.1] DMA-API: cacheline tracking ENOMEM, dma-debug disabled\n'
-        for suites, rc in (('kunit faults', 0), ('kunit', 1)):
-            with self.subTest(suites=suites), tempfile.TemporaryDirectory() as d:
-                with open(os.path.join(d, 'suites'), 'w') as f:
-                    f.write(suites)
-                with open(os.path.join(d, 'kunit.tap'), 'w') as f:
-                    f.write(KUNIT_PASS)
-                with open(os.path.join(d, 'faults.tap'), 'w') as f:
-                    f.write('TAP version 13\n1..1\nok 1 - bind-rx\n')
-                with open(os.path.join(d, 'dmesg.txt'), 'w') as f:
-                    f.write(gave_up)
-                exp = os.path.join(d, 'exp')
-                open(exp, 'w').close()
-                p = subprocess.run([sys.executable, RESULTS, exp, d],
-                                   capture_output=True, text=True, check=False)
-                self.assertEqual(p.returncode, rc, p.stdout)
+        # DMA-API debugging's own allocation failed, injected: it says so
+        # and turns itself off. A note when it came during faults, a
+        # failure otherwise.
+        gave_up = 'DMA-API: cacheline tracking ENOMEM, dma-debug disabled'
+        for suites, rc in ((['kunit', 'faults'], 0), (['kunit'], 1)):
+            with self.subTest(suites=suites):
+                g = guest_run.Guest()
+                if 'faults' in suites:
+                    g.suite('kunit')
+                    g.suite('faults', [gave_up], dma_disabled='Y')
+                else:
+                    g.suite('kunit', [gave_up], dma_disabled='Y')
+                files = {s: KUNIT_PASS if s == 'kunit' else
+                         'TAP version 13\n1..1\nok 1 - bind-rx\n' for s in suites}
+                out_rc, out = judge(files, '', guest=g.files())
+                self.assertEqual(out_rc, rc, out)
+                if rc == 0:
+                    self.assertIn('NOTE (an injected allocation failure): during faults: [', out)
+                    self.assertIn('NOTE: DMA-API debugging turned itself off during faults', out)
+                else:
+                    self.assertIn('during kunit: [', out)
+                    self.assertIn('DMA-API debugging turned itself off during kunit', out)
 
     def test_bad_expectation_line_is_rejected(self):
         rc, _ = judge({}, 's.py check_rx maybe\n')

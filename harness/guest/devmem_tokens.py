@@ -16,12 +16,16 @@ tcp_recvmsg_dmabuf() and tcp_recvmsg_locked()):
   of them; EFAULT for memory it cannot read; otherwise the number of
   tokens it freed, each index taken as u32 (a range wraps at U32_MAX),
   at most 1024 indices looked at per call, an index that holds no token
-  (index 0 included, which the xarray keeps busy) skipped.
+  skipped. Index 0 is one: the xarray (XA_FLAGS_ALLOC1) keeps it busy
+  while it holds tokens, until a range that reaches it erases it; from
+  then on 0 is the lowest free index, and a receive hands it out.
 - recvmsg(): EFAULT for device memory received without MSG_SOCK_DEVMEM,
   ETOOSMALL (525, the kernel's own errno) when the control buffer cannot
-  take a whole cmsg, EFAULT when it cannot be written; a failed receive
-  consumes nothing. A receive hands out one token per frag (MSG_PEEK
-  too: a new token for the same bytes), the lowest free index first.
+  take a whole cmsg, EFAULT when it cannot be written; such a failed
+  receive consumes nothing. A receive hands out one token per frag
+  (MSG_PEEK too: a new token for the same bytes), the lowest free index
+  first; a receive of 0 bytes returns 0 and hands out a token for an
+  empty frag.
 
 Every frag received is checked against the pattern where the cmsg says it
 is in the udmabuf. The suite keeps its own account of the tokens it holds
@@ -89,7 +93,7 @@ PAGES = 8192        # 32 MiB: the tokens held at once, the ring and a margin
 PERIOD = 251        # the pattern: byte i of a flow is i % 251
 PATTERN = bytes(i % PERIOD for i in range(PERIOD * 64))
 BIG = 2 << 20       # a flow of more frags than one call may free
-PLAN = 35           # the cases main() runs
+PLAN = 37           # the cases main() runs
 
 
 class Iovec(ctypes.Structure):
@@ -195,7 +199,7 @@ class Rig:
         self.buf = None
         self.map = None
         self.id = None
-        self.destroyed = []
+        self.pool_ids = set()
         self.eth.do('rings-set', {**self.header, 'tcp-data-split': 'enabled'})
         run('ethtool', '-X', NETIF, 'equal', str(self.queue))
         out = run('ethtool', '-N', NETIF, 'flow-type', 'tcp6', 'dst-ip', LOCAL_V6,
@@ -215,6 +219,11 @@ class Rig:
         rsp = self.nl.do('bind-rx', {'ifindex': self.ifindex, 'fd': self.buf,
                                      'queues': [{'id': self.queue, 'type': 'rx'}]})
         self.id = rsp['id']
+        # The page pools that take the binding as their provider: the
+        # suite ends by following each of them to its end.
+        self.pool_ids |= {p['id'] for p in self.pools() if p.get('dmabuf') == self.id}
+        if not self.pool_ids:
+            raise Failed(f'no page pool shows dma-buf {self.id}')
         return self.id
 
     def unbind(self):
@@ -246,14 +255,21 @@ class Rig:
             self.eth.do('rings-set', {**self.header, 'tcp-data-split': 'disabled'})
         return problems
 
-    def pools_in_flight(self):
+    def pools(self):
         nl = YnlFamily(NETDEV_SPEC, schema='')
         try:
-            return [p for p in nl.dump('page-pool-get', {})
-                    if p.get('ifindex') == self.ifindex and 'detach-time' in p
-                    and p.get('inflight', 0)]
+            return nl.dump('page-pool-get', {})
         finally:
             nl.sock.close()
+
+    def pools_in_flight(self):
+        """The destroyed pools of the device, and the binding's pools, that
+        still hold buffers (a pool that is gone from the dump gave back
+        all of them)."""
+        return [p for p in self.pools()
+                if (p['id'] in self.pool_ids or
+                    (p.get('ifindex') == self.ifindex and 'detach-time' in p))
+                and p.get('inflight', 0)]
 
 
 class Flow:
@@ -281,6 +297,9 @@ class Flow:
         self.eof = False
         self.held = {}          # token -> (dmabuf offset, size, stream offset)
         self.handed = 0         # tokens handed out on this flow
+        # Whether index 0 is free: a range reached it while the xarray had
+        # a node (tokens were held), and it was not handed out since.
+        self.zero_free = False
 
     def close(self):
         self.sock.close()
@@ -311,7 +330,9 @@ class Flow:
                 break
             body = raw[pos + CMSG_HDR.size:pos + length]
             if level == SOL_SOCKET and kind == SO_DEVMEM_DMABUF:
-                off, fsize, token, bid, _ = DMABUF_CMSG.unpack(body)
+                off, fsize, token, bid, cflags = DMABUF_CMSG.unpack(body)
+                if cflags:
+                    raise Failed(f'dmabuf cmsg of token {token}: flags {cflags:#x}, upstream 0')
                 frags.append((off, fsize, token, bid))
             elif level == SOL_SOCKET and kind == SO_DEVMEM_LINEAR:
                 _, fsize, _, _, _ = DMABUF_CMSG.unpack(body)
@@ -370,17 +391,30 @@ class Flow:
         if limit is None and self.offset != self.nbytes:
             raise Failed(f'EOF after {self.offset} of {self.nbytes} bytes')
 
+    def next_tokens(self, n):
+        """The n tokens the next receive hands out: the lowest free
+        indices, 0 among them only once it was erased."""
+        out, t = [], 0 if self.zero_free else 1
+        while len(out) < n:
+            if t not in self.held:
+                out.append(t)
+            t += 1
+        return out
+
     def expect_free(self, ranges):
         """What sock_devmem_dontneed() frees of `ranges` given the tokens
         held: each index as u32, the first 1024 indices only, each token
         once. Drops them from `held`."""
         n = looked = 0
+        had = bool(self.held)
         for start, count in ranges:
             for j in range(count):
                 looked += 1
                 if looked > MAX_DONTNEED_FRAGS:
                     return n
                 t = (start + j) & 0xffffffff
+                if t == 0 and had:
+                    self.zero_free = True
                 if self.held.pop(t, None) is not None:
                     n += 1
         return n
@@ -662,6 +696,8 @@ def cases_recvmsg(s):
         ret, err, linear, frags, flags = f.recvmsg(65536, control=CMSG_SPACE)
         if ret <= 0 or len(frags) != 1:
             raise Failed(f'room for one cmsg: {answer(ret, err)}, {len(frags)} cmsgs')
+        if flags & socket.MSG_CTRUNC:
+            raise Failed('MSG_CTRUNC set: put_cmsg_notrunc() does not truncate')
         f.check(ret, linear, frags)
         return f'{ret} bytes in one cmsg, msg_flags {flags:#x}'
 
@@ -683,15 +719,50 @@ def cases_recvmsg(s):
     def one_byte():
         f = st['f']
         mine = []
+        # Holes among the tokens held: the receives fill them first.
+        holes = sorted(f.held)[1:8:2]
+        f.give_back([(t, 1) for t in holes])
         for _ in range(64):
+            want = f.next_tokens(1)
             ret, err, linear, frags, _ = f.recvmsg(1)
             if ret != 1:
                 raise Failed(f'1-byte receive: {answer(ret, err)}')
             before = set(f.held)
             f.check(ret, linear, frags)
-            mine += sorted(set(f.held) - before)
+            got = sorted(set(f.held) - before)
+            if got != want:
+                raise Failed(f'1-byte receive handed out token {got}, the lowest free is {want}')
+            mine += got
         f.give_back([(t, 1) for t in mine])
-        return '64 tokens of 1 byte, all freed'
+        return f'64 tokens of 1 byte, lowest free first (holes {holes} refilled), all freed'
+
+    def zero_index():
+        f = st['f']
+        if not f.held:
+            raise Failed('no token held: the xarray has no node')
+        f.give_back([(0, 1)])
+        want = f.next_tokens(1)
+        ret, err, linear, frags, _ = f.recvmsg(1)
+        if ret != 1:
+            raise Failed(f'1-byte receive: {answer(ret, err)}')
+        f.check(ret, linear, frags)
+        got = [t for _, _, t, _ in frags if t is not None]
+        if got != want or want != [0]:
+            raise Failed(f'after index 0 was erased the receive handed out {got}, upstream {want}')
+        f.give_back([(0, 1)])
+        return 'token 0 handed out, then freed'
+
+    def zero_length():
+        f = st['f']
+        want = f.next_tokens(1)
+        ret, err, _, frags, _ = f.recvmsg(0)
+        if ret != 0 or len(frags) != 1 or frags[0][1] != 0 or frags[0][2] != want[0]:
+            raise Failed(f'0-byte receive: {answer(ret, err)}, cmsgs {frags}; upstream 0 and '
+                         f'one empty frag with token {want[0]}')
+        f.held[frags[0][2]] = (frags[0][0], 0, f.offset)
+        f.give_back([(frags[0][2], 1)])
+        consumed_nothing(f)
+        return f'0 returned, token {want[0]} for an empty frag, freed'
 
     def iov_null():
         f = st['f']
@@ -738,7 +809,9 @@ def cases_recvmsg(s):
     s.case('recvmsg with an unmapped control buffer: EFAULT, nothing consumed', bad_control)
     s.case('recvmsg with room for one cmsg: one frag', one_cmsg)
     s.case('MSG_PEEK twice: new tokens for the same bytes', peek)
-    s.case('1-byte receives: a token each', one_byte)
+    s.case('1-byte receives: a token each, holes filled first', one_byte)
+    s.case('index 0 erased: the next receive hands out token 0', zero_index)
+    s.case('a receive of 0 bytes: 0, and a token for an empty frag', zero_length)
     s.case('recvmsg into a NULL iov', iov_null)
     s.case('MSG_TRUNC with MSG_SOCK_DEVMEM: dropped, no token', trunc)
     s.case('MSG_ERRQUEUE: EAGAIN; MSG_OOB: EINVAL', other_flags)

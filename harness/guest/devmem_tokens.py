@@ -57,6 +57,7 @@ sys.path.insert(0, os.path.join(KSRC, 'tools/net/ynl/pyynl'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position,import-error
 from lib import YnlFamily  # noqa: E402
+import kmsg  # noqa: E402
 import udmabuf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What results.py fails the run for, looked for here in each case's window.
@@ -454,22 +455,9 @@ class KernelLog:
         os.lseek(self.fd, 0, os.SEEK_END)
 
     def since(self):
-        found = []
-        while True:
-            try:
-                rec = os.read(self.fd, 8192)
-            except BlockingIOError:
-                break
-            except BrokenPipeError:
-                found.append('(kernel log records were lost: the log wrapped)')
-                continue
-            if not rec:
-                break
-            # "prio,seq,usec,flags;text" and continuation lines
-            text = rec.decode(errors='replace').split(';', 1)[-1].split('\n', 1)[0]
-            if KERNEL_SPLAT_RE.search(text):
-                found.append(text)
-        return found
+        return ['(kernel log records were lost: the log wrapped)' if line is None else line
+                for line in kmsg.new_records(self.fd)
+                if line is None or KERNEL_SPLAT_RE.search(line)]
 
 
 class Suite:

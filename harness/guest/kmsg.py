@@ -120,6 +120,29 @@ def parse(text):
     return log
 
 
+def new_records(fd):
+    """The lines of the records /dev/kmsg, open at fd with O_NONBLOCK, has
+    that fd has not read yet, unescaped; None in place of records that were
+    overwritten before they were read. A suite opens /dev/kmsg, seeks to its
+    end, and calls this after each case: what the case made the kernel
+    say."""
+    out = []
+    while True:
+        try:
+            rec = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            break
+        except BrokenPipeError:
+            out.append(None)
+            continue
+        if not rec:
+            break
+        m = HEADER_RE.match(rec.decode('utf-8', 'replace').split('\n', 1)[0])
+        if m:
+            out.extend(unescape(m.group('text')).split('\n'))
+    return out
+
+
 def dmesg(text):
     """The records of a recorder's FILE, as dmesg prints them."""
     return ''.join(f'{line}\n' for _, line in parse(text).lines())

@@ -146,6 +146,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # faults.py puts $KSRC/tools/net/ynl/pyynl on the path: YnlFamily, NlError.
 import faults as F  # noqa: E402  pylint: disable=wrong-import-position
 import evidence as E  # noqa: E402  pylint: disable=wrong-import-position
+import kmsg  # noqa: E402  pylint: disable=wrong-import-position
 import udmabuf  # noqa: E402  pylint: disable=wrong-import-position
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What results.py fails the run for, found here in the scenario's window.
@@ -300,20 +301,12 @@ class KernelLog:
     def findings(self):
         found = []
         lost = False
-        while self.fd is not None:
-            try:
-                rec = os.read(self.fd, 8192)
-            except BlockingIOError:
-                break
-            except BrokenPipeError:
-                lost = True     # overwritten before we read them
-                continue
-            if not rec:
-                break
-            # "prio,seq,usec,flags;text\n" and continuation lines
-            text = rec.decode(errors='replace').split(';', 1)[-1].split('\n', 1)[0]
-            if KERNEL_SPLAT_RE.search(text):
-                found.append(text)
+        if self.fd is not None:
+            for line in kmsg.new_records(self.fd):
+                if line is None:
+                    lost = True     # overwritten before we read them
+                elif KERNEL_SPLAT_RE.search(line):
+                    found.append(line)
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None

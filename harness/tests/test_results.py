@@ -94,6 +94,15 @@ def judge(files, expectations, static=None, extra=None, more=(),
         return p.returncode, p.stdout
 
 
+# A kselftest run whose one failure is a listen timeout: what run.sh retries.
+LISTEN_TIMEOUT_ATTEMPT = textwrap.dedent('''\
+    TAP version 13
+    1..2
+    ok 1 devmem.check_rx
+    # Exception| Exception: Waiting for port listen timed out
+    not ok 2 devmem.check_rx_hds
+    ''')
+
 class Judge(unittest.TestCase):
     def test_kunit_pass(self):
         rc, out = judge({'kunit': KUNIT_PASS}, '')
@@ -216,13 +225,7 @@ class Judge(unittest.TestCase):
         self.assertIn('FAIL test_zcrx.rss (claimed)', out)
 
     def test_retry_is_reported(self):
-        first = textwrap.dedent('''\
-            TAP version 13
-            1..2
-            ok 1 devmem.check_rx
-            # Exception| Exception: Waiting for port listen timed out
-            not ok 2 devmem.check_rx_hds
-            ''')
+        first = LISTEN_TIMEOUT_ATTEMPT
         second = first.replace('not ok 2', 'ok 2')
         rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first})
         self.assertEqual(rc, 0, out)
@@ -240,13 +243,7 @@ class Judge(unittest.TestCase):
         self.assertIn('flaky: 0 suites\n', out)
 
     def test_flaky_twice_in_a_row_fails(self):
-        first = textwrap.dedent('''\
-            TAP version 13
-            1..2
-            ok 1 devmem.check_rx
-            # Exception| Exception: Waiting for port listen timed out
-            not ok 2 devmem.check_rx_hds
-            ''')
+        first = LISTEN_TIMEOUT_ATTEMPT
         second = first.replace('not ok 2', 'ok 2')
         retried = {'files': {'d.py': second}, 'extra': {'d.py.attempt1': first}}
         green = {'files': {'d.py': second}}

@@ -93,7 +93,9 @@ PORT = 5620
 PAGES = 8192        # 32 MiB: the tokens held at once, the ring and a margin
 PERIOD = 251        # the pattern: byte i of a flow is i % 251
 PATTERN = bytes(i % PERIOD for i in range(PERIOD * 64))
-BIG = 2 << 20       # a flow of more frags than one call may free
+# A flow of more frags than one call may free, and more than a 2-level
+# xarray holds (64 * 64 entries): token walks cross a level of nodes.
+BIG = 6 << 20
 PLAN = 37           # the cases main() runs
 
 
@@ -519,7 +521,22 @@ def cases_sockopt(s):
                            ((socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP), 'raw IPPROTO_TCP'),
                            ((socket.AF_UNIX, socket.SOCK_STREAM), 'AF_UNIX stream')):
             expect(on(kind, lambda fd: dontneed(fd, [(1, 1)])), (-1, errno.EBADF), name)
-        return ''
+        # The order of the checks: sk_setsockopt() reads an int first
+        # (EINVAL under 4 bytes, EFAULT when it cannot), then
+        # sock_devmem_dontneed() refuses a socket that is not TCP before
+        # it looks at the length or reads the tokens.
+        udp = (socket.AF_INET6, socket.SOCK_DGRAM)
+        buf = ctypes.create_string_buffer(pack([(1, 1)] * (MAX_DONTNEED_TOKENS + 1)))
+        addr = ctypes.addressof(buf)
+        for optval, optlen, want, what in (
+                (addr, 3, errno.EINVAL, 'UDP, optlen 3'),
+                (None, 8, errno.EFAULT, 'UDP, optval NULL'),
+                (BAD_ADDR, 8, errno.EFAULT, 'UDP, optval unmapped'),
+                (addr, 12, errno.EBADF, 'UDP, optlen 12'),
+                (addr, MAX_DONTNEED_TOKENS * 8 + 8, errno.EBADF, 'UDP, 129 tokens')):
+            expect(on(udp, lambda fd, a=optval, n=optlen: dontneed_raw(fd, a, n)),
+                   (-1, want), what)
+        return 'before the socket type: optlen 3 EINVAL, optval NULL or unmapped EFAULT'
 
     def lengths():
         tcp = (socket.AF_INET6, socket.SOCK_STREAM)
@@ -594,8 +611,8 @@ def cases_ranges(s):
         toks = sorted(f.held)
         if toks != list(range(1, len(toks) + 1)):
             raise Failed(f'tokens {toks[:8]}...: not 1 to {len(toks)}, lowest first')
-        if len(toks) <= MAX_DONTNEED_FRAGS + 16:
-            raise Failed(f'{len(toks)} tokens: too few for the 1024 limit')
+        if len(toks) <= 64 * 64 + 64:
+            raise Failed(f'{len(toks)} tokens: too few for a 3-level xarray')
         return f'{f.offset} bytes, {len(toks)} tokens held, every byte checked'
 
     def give(ranges, note=''):
@@ -604,7 +621,7 @@ def cases_ranges(s):
             return f'freed {n}{note}'
         return fn
 
-    if not s.case('devmem flow of 2 MiB received, every token held', receive):
+    if not s.case('devmem flow of 6 MiB received, every token held', receive):
         return
     f = st['f']
     n = len(f.held)

@@ -40,6 +40,7 @@ Prints one line per suite, then 'flaky: N suites (...)', and ends with
 'N passed, M failed, K skipped'; exits 1 when anything failed.
 """
 
+import fnmatch
 import os
 import re
 import sys
@@ -359,6 +360,21 @@ def judge_kunit(text, required=None, listed_in='harness/kunit-suites'):
     return passed, failed, 0, lines, f'{suites} suites'
 
 
+def claim_of(claims, name):
+    """A case's claim: its own line, else the first line whose name is a
+    pattern (fnmatch: test.hw_*) that matches it, else the suite's '*'."""
+    if name in claims:
+        return claims[name]
+    for pattern, claim in claims.items():
+        if pattern != '*' and is_pattern(pattern) and fnmatch.fnmatchcase(name, pattern):
+            return claim
+    return claims.get('*', ('pass', ''))
+
+
+def is_pattern(name):
+    return any(c in name for c in '*?[')
+
+
 def judge_kselftest(suite, text, exp):
     cases, plan = parse_tap(text)
     claims = exp.get(suite, {})
@@ -368,7 +384,7 @@ def judge_kselftest(suite, text, exp):
     for case in cases:
         name = short_name(case.name)
         seen.add(name)
-        claim, reason = claims.get(name, claims.get('*', ('pass', '')))
+        claim, reason = claim_of(claims, name)
         st = case.status()
         timed_out = st == 'fail' and \
             any(t in d for d in case.diag for t in TIMEOUT_EVIDENCE)
@@ -398,7 +414,7 @@ def judge_kselftest(suite, text, exp):
             if st == 'fail':
                 lines.extend(f'        {d}' for d in case.diag)
     for name, (claim, _) in claims.items():
-        if name != '*' and name not in seen:
+        if not is_pattern(name) and name not in seen:
             if claim in ('pass', 'slow'):
                 failed += 1
             else:
@@ -438,7 +454,7 @@ def note_retry(base, r, suite, text, exp, before, flaky):
     claims = exp.get(suite, {})
     for c in failed1:
         name = short_name(c.name)
-        claim = claims.get(name, claims.get('*', ('pass', '')))[0]
+        claim = claim_of(claims, name)[0]
         if claim == 'unclaimed' or second.get(name) != 'pass' \
                 or name in flaky.get(suite, []):
             continue

@@ -30,6 +30,9 @@ VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_MEMORY=${VM_MEMORY:-2G}
 VM_CPUS=${VM_CPUS:-2}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+# The factor upstream's Python tests' waits are stretched by
+# (guest/slowwait): make check DEBUG=1 sets it.
+SLOW_WAITS=${SLOW_WAITS:-1}
 KVM=${KVM:-auto}
 # The guest kernel's command line.
 VM_APPEND=${VM_APPEND:-kmemleak=on}
@@ -107,7 +110,7 @@ set +e
 timeout -k 10 "$VM_TIMEOUT" "${VNG_CMD[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
-	--exec "TEST_TIMEOUT=$TEST_TIMEOUT NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $host_env $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
+	--exec "TEST_TIMEOUT=$TEST_TIMEOUT SLOW_WAITS=$SLOW_WAITS NIC_DRIVER=${NIC_DRIVER:-igb_rs} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $host_env $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
 	</dev/null >"$console" 2>&1
 rc=$?
 set -e

@@ -224,6 +224,34 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL test_zcrx.rss (claimed)', out)
 
+    def test_pattern_claims(self):
+        # A pattern line claims the cases it matches; a case's own line
+        # comes before any pattern, and a pattern is never MISSING.
+        text = textwrap.dedent('''\
+            TAP version 13
+            1..4
+            ok 1 gro.test.sw_ipv4_data_same
+            ok 2 gro.test.hw_ipv4_data_same # XFAIL Device does not support rx-gro-hw
+            ok 3 gro.test.hw_ipv6_data_same # XFAIL Device does not support rx-gro-hw
+            not ok 4 gro.test.sw_ipv4_large_max
+            ''')
+        exp = ('g.py * pass\n'
+               'g.py test.hw_* unclaimed no hardware GRO\n'
+               'g.py test.lro_* unclaimed no LRO\n'
+               'g.py test.sw_*_large_* unclaimed TCG splits the batch\n')
+        rc, out = judge({'g.py': text}, exp)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn('MISSING', out)
+        self.assertIn('SKIP test.hw_ipv4_data_same: unclaimed, no hardware GRO', out)
+        # Without the pattern, the XFAILs are skips of claimed cases.
+        rc, out = judge({'g.py': text}, 'g.py * pass\ng.py test.sw_*_large_* unclaimed x\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('test.hw_ipv6_data_same', out)
+        # A case's own line wins over the pattern that matches it.
+        rc, out = judge({'g.py': text}, exp + 'g.py test.sw_ipv4_large_max pass\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL test.sw_ipv4_large_max (claimed)', out)
+
     def test_retry_is_reported(self):
         first = LISTEN_TIMEOUT_ATTEMPT
         second = first.replace('not ok 2', 'ok 2')

@@ -11,6 +11,7 @@ with another's.
 """
 
 import math
+import re
 import time
 
 # A race round proves something only when both of its sides were in flight
@@ -161,11 +162,55 @@ def ranges(ns):
     return ', '.join(str(a) if a == b else f'{a}-{b}' for a, b in out)
 
 
-def fault_problems(site, endings):
-    """A fault loop shows an error path only when a round ended in an error
-    the request returned."""
-    if endings[REQUEST]:
-        return []
-    return [f'{site}: none of {sum(endings.values())} rounds with a fault ended in an error '
-            'returned by the request (a netlink error with an errno): the faults never '
-            'reached an error path of the code under test']
+# A frame of the code under test in a call trace: the Rust core (its
+# crate's symbols, mangled, carry 9devmem_rs), the C core, the bind
+# handlers of either, igb_rs (a module: its frames end in [igb_rs]).
+CODE_UNDER_TEST_RE = re.compile(
+    r'devmem_rs|\bnet_devmem_|\bmp_dmabuf_devmem_|\bnetdev_nl_bind_(?:rx|tx)_doit\b|'
+    r'\[igb_rs\]')
+FAULT_LINE = 'FAULT_INJECTION: forcing a failure.'
+
+
+def fault_frames(lines):
+    """The call trace of each injected fault in `lines` (kernel log lines,
+    fault injection's verbose 2: its report, then dump_stack()'s), a list
+    of frame lines each."""
+    traces, cur, in_trace = [], None, False
+    for line in lines:
+        if line is None:
+            continue
+        if FAULT_LINE in line:
+            cur, in_trace = [], False
+            traces.append(cur)
+        elif cur is not None and line.strip() == 'Call Trace:':
+            in_trace = True
+        elif cur is not None and in_trace:
+            if line.strip() == '</TASK>':
+                cur, in_trace = None, False
+            elif line.strip() != '<TASK>':
+                cur.append(line.strip())
+    return traces
+
+
+def fault_inside(lines):
+    """Whether an injected fault in `lines` failed an allocation made by
+    the code under test: a frame of its call trace is (CODE_UNDER_TEST_RE),
+    not only the netlink, ethtool or rtnetlink layers in front of it."""
+    return any(CODE_UNDER_TEST_RE.search(f) for t in fault_frames(lines) for f in t)
+
+
+def fault_problems(site, endings, inside=None):
+    """A fault loop shows an error path of the code under test only when a
+    round whose failed allocation was made by it (its call trace, `inside`:
+    how many rounds ended in an error from the request with it) ended in
+    an error the request returned."""
+    if not endings[REQUEST]:
+        return [f'{site}: none of {sum(endings.values())} rounds with a fault ended in an '
+                'error returned by the request (a netlink error with an errno): the faults '
+                'never reached an error path of the code under test']
+    if inside == 0:
+        return [f'{site}: each of the {endings[REQUEST]} errors from the request came from '
+                'an allocation outside the code under test (no frame of devmem_rs, the C '
+                'core, the bind handlers or igb_rs in its call trace): its own error paths '
+                'were never reached']
+    return []

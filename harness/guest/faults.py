@@ -22,9 +22,10 @@ allocation of its path has failed once, and that last round must succeed as
 it does without faults. failslab and fail_page_alloc are set to fail
 sleeping allocations too (ignore-gfp-wait N; and pages of any order,
 highmem too), so that GFP_KERNEL ones count: with the defaults fail-nth
-would reach only atomic ones. verbose 1 logs one line per injected fault
-("FAULT_INJECTION: forcing a failure." and the attribute's values), without
-a stack; the old settings are put back at the end. kmemleak's own metadata
+would reach only atomic ones. verbose 2 logs each injected fault
+("FAULT_INJECTION: forcing a failure." and the attribute's values) with
+its call trace, which says whose allocation failed; the old settings are
+put back at the end. kmemleak's own metadata
 allocations and KASAN's stack depot count too (kmemleak falls back on its
 pool): many rounds end with the request succeeding, the fault absorbed.
 
@@ -44,8 +45,12 @@ allocations whose failure is absorbed, the request's skb (sendmsg) or the
 answer's (recvmsg). That handling includes the netlink layers' own
 allocations (genetlink's attribute buffer, ethtool's request info,
 rtnetlink's attribute tables), which fail before the devmem core or igb_rs
-runs: the rounds that ended in an error from the request are listed (N),
-with the errnos and extack messages, to say which paths failed. And a round
+runs: so a loop also fails when none of its errors from the request came
+from an allocation of the code under test, a frame of the devmem core
+(Rust or C), the bind handlers or igb_rs in the fault's call trace
+(evidence.fault_inside()). The rounds that ended in an error from the
+request are listed (N), and those of the code under test's, with the
+errnos and extack messages, to say which paths failed. And a round
 must leave nothing: no rx queue and no page pool showing a binding (but the
 held one), the udmabuf detached and referenced by our fd alone (debugfs
 dma_buf/bufinfo), the device's settings as they were, no IFF_UP after a
@@ -94,6 +99,7 @@ sys.path.insert(0, os.path.join(KSRC, 'tools/net/ynl/pyynl'))
 from lib import YnlFamily, NlError  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evidence as E  # noqa: E402
+import kmsg  # noqa: E402
 import udmabuf  # noqa: E402
 
 NETDEV_SPEC = os.path.join(KSRC, 'Documentation/netlink/specs/netdev.yaml')
@@ -106,11 +112,11 @@ BUFINFO = os.path.join(DEBUGFS, 'dma_buf/bufinfo')
 # put back at the end.
 FAULT_SETTINGS = [
     ('failslab/ignore-gfp-wait', 'N'),
-    ('failslab/verbose', '1'),
+    ('failslab/verbose', '2'),
     ('fail_page_alloc/ignore-gfp-wait', 'N'),
     ('fail_page_alloc/ignore-gfp-highmem', 'N'),
     ('fail_page_alloc/min-order', '0'),
-    ('fail_page_alloc/verbose', '1'),
+    ('fail_page_alloc/verbose', '2'),
 ]
 
 # Where a loop gives up: kmemleak doubles the count of slab allocations,
@@ -240,6 +246,7 @@ class Attempt:
         self.msg = None
         self.reply = None
         self.injected = False
+        self.inside = False     # the failed allocation was the code under test's
 
     def key(self):
         where = '' if self.where == 'netlink' else f'{self.where} '
@@ -433,6 +440,22 @@ def passes_traffic():
     return [f'ping {REMOTE_V4} fails after the loop: {out[-1] if out else p.returncode}']
 
 
+class KernelLog:
+    """The kernel log's records from the time it is made on (/dev/kmsg)."""
+
+    def __init__(self):
+        self.fd = os.open('/dev/kmsg', os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self.fd, 0, os.SEEK_END)
+
+    def new_lines(self):
+        """The records written since the last call (None for those
+        overwritten before they were read)."""
+        return kmsg.new_records(self.fd)
+
+    def close(self):
+        os.close(self.fd)
+
+
 class Loop:
     """The fail-nth loop of one operation, and what its rounds saw. refusal:
     the (errno, extack message) the request is refused with without a
@@ -443,6 +466,10 @@ class Loop:
         self.refusal = refusal
         self.endings = collections.Counter()    # evidence.fault_ending()s
         self.request_ns = []    # the rounds that ended in an error from the request
+        self.inside_ns = []     # those of them whose failed allocation was the code under test's
+        # The kernel log from here on: each injected fault's call trace
+        # (verbose 2) says whose allocation failed.
+        self.log = KernelLog()
         self.errors = collections.Counter()
         self.extacks = collections.Counter()
         self.problems = []
@@ -463,6 +490,11 @@ class Loop:
                                      f'{type(e).__name__}: {e}')
                 break
             self.rounds = n
+            lines = self.log.new_lines()
+            if None in lines:
+                problems.append('kernel log records were overwritten before they were read: '
+                                'whose allocation failed is unknown')
+            a.inside = E.fault_inside(lines)
             if a.injected:
                 self.count(a, problems)
             if problems:
@@ -482,12 +514,13 @@ class Loop:
             self.problems.append(f'allocation {MAX_NTH} still failed the request: '
                                  'raise MAX_NTH')
         self.secs = time.monotonic() - t0
+        self.log.close()
         if self.final is not None and self.final.n == 1:
             self.problems.append('no allocation failed at N=1: fault injection '
                                  'did not reach the request')
         elif self.final is not None:
             # Run to its end: some fault must have made the request fail.
-            self.problems += E.fault_problems(self.what, self.endings)
+            self.problems += E.fault_problems(self.what, self.endings, len(self.inside_ns))
         return self.final
 
     def count(self, a, problems):
@@ -496,6 +529,8 @@ class Loop:
         self.endings[ending] += 1
         if ending == E.REQUEST:
             self.request_ns.append(a.n)
+            if a.inside:
+                self.inside_ns.append(a.n)
         if a.outcome in ('error', 'lost'):
             self.errors[a.key()] += 1
             if a.msg:
@@ -511,7 +546,9 @@ class Loop:
         # netlink layers' allocations, before the code under test runs.
         lines = [f'{E.fault_summary(self.what, self.endings)}; {self.secs:.0f} s',
                  f'{self.what}: errors from the request at N='
-                 f'{E.ranges(self.request_ns) or "none"}; errnos: {errs}']
+                 f'{E.ranges(self.request_ns) or "none"}; errnos: {errs}',
+                 f'{self.what}: of them, the failed allocation was the code under test\'s '
+                 f'(its call trace) at N={E.ranges(self.inside_ns) or "none"}']
         ext = '; '.join(f'"{k}" x{v}' for k, v in self.extacks.most_common())
         lines.append(f'{self.what}: extack messages: {ext or "none"}')
         if self.final:

@@ -256,12 +256,65 @@ class Ranges(unittest.TestCase):
         self.assertEqual(E.ranges([40, 2, 3, 4, 5, 77, 41]), '2-5, 40-41, 77')
 
 
+# Call traces of an injected fault as the debug kernel logs them (fault
+# injection's verbose 2, then dump_stack()), frames only: a kmalloc of the
+# Rust core's bind, and one of genetlink's before the handler runs.
+INSIDE = ['dump_stack_lvl+0x6e/0xa0', 'should_fail_ex+0x2d5/0x300',
+          'should_failslab+0xb1/0xe0', '__kmalloc_noprof+0xa8/0x4c0',
+          '_RNvMs_NtCs2x1Np781m4X_9devmem_rs7bindingNtB4_7Binding3new+0x1f3/0x8a0',
+          'netdev_nl_bind_rx_doit+0x5e2/0xe30', 'genl_family_rcv_msg_doit+0x1e5/0x2a0']
+OUTSIDE = ['dump_stack_lvl+0x6e/0xa0', 'should_fail_ex+0x2d5/0x300',
+           'should_failslab+0xb1/0xe0', '__kmalloc_noprof+0xa8/0x4c0',
+           'genl_family_rcv_msg_attrs_parse+0x82/0x1e0', 'genl_rcv_msg+0x36b/0x5b0']
+
+
+def fault_report(frames):
+    return (['FAULT_INJECTION: forcing a failure.',
+             'name failslab, interval 1, probability 0, space 0, times 1',
+             'CPU: 1 UID: 0 PID: 812 Comm: python3 Not tainted 7.3.4 #1 PREEMPT(voluntary)',
+             'Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)', 'Call Trace:', ' <TASK>']
+            + [f' {f}' for f in frames] + [' </TASK>'])
+
+
+class FaultTrace(unittest.TestCase):
+    def test_frames(self):
+        self.assertEqual(E.fault_frames(fault_report(INSIDE) + ['unrelated']), [INSIDE])
+        self.assertEqual(E.fault_frames(['no fault here']), [])
+
+    def test_inside(self):
+        self.assertTrue(E.fault_inside(fault_report(INSIDE)))
+        self.assertFalse(E.fault_inside(fault_report(OUTSIDE)))
+        self.assertTrue(E.fault_inside(fault_report(OUTSIDE) + fault_report(INSIDE)))
+        for frame in ('igb_rs_ring_alloc+0x10/0x20 [igb_rs]', 'net_devmem_bind_dmabuf+0x1/0x2',
+                      'mp_dmabuf_devmem_init+0x1/0x2', 'netdev_nl_bind_tx_doit+0x1/0x2'):
+            self.assertTrue(E.fault_inside(fault_report(OUTSIDE[:4] + [frame])), frame)
+        # A frame of the code under test before the fault report is not its.
+        self.assertFalse(E.fault_inside([' igb_rs_poll+0x1/0x2 [igb_rs]']
+                                        + fault_report(OUTSIDE)))
+
+
 class FaultLoop(unittest.TestCase):
     """faults.Loop over made-up rounds: the first `len(endings)` with a
     fault injected, then one without."""
 
-    def run_loop(self, endings, refusal=None, final=('ok', 0, None)):
+    def run_loop(self, endings, refusal=None, final=('ok', 0, None), traces=None):
+        """traces: the call trace of each round's fault (a frame list, or
+        None for a round that logs none); by default each is the code
+        under test's."""
         faults, _ = guest_modules()
+        if traces is None:
+            traces = [INSIDE] * len(endings)
+        rounds = iter(traces + [None])
+
+        class Log:
+            def new_lines(self):
+                frames = next(rounds, None)
+                if frames is None:
+                    return []
+                return fault_report(frames)
+
+            def close(self):
+                pass
 
         def step(n):
             a = faults.Attempt(n)
@@ -272,9 +325,27 @@ class FaultLoop(unittest.TestCase):
                 a.outcome, a.err, a.msg = final
             return a, []
 
-        loop = faults.Loop('op', refusal)
-        loop.run(step)
+        saved = faults.KernelLog
+        faults.KernelLog = Log
+        try:
+            loop = faults.Loop('op', refusal)
+            loop.run(step)
+        finally:
+            faults.KernelLog = saved
         return loop
+
+    def test_errors_only_outside_the_code_under_test_fail(self):
+        # The netlink layers' allocations failed the request; none of the
+        # code under test's did.
+        loop = self.run_loop([('error', 'netlink', errno.ENOMEM, None)] * 2,
+                             traces=[OUTSIDE, OUTSIDE])
+        self.assertEqual(len(loop.problems), 1)
+        self.assertIn('came from an allocation outside the code under test', loop.problems[0])
+        loop = self.run_loop([('error', 'netlink', errno.ENOMEM, None)] * 2,
+                             traces=[OUTSIDE, INSIDE])
+        self.assertEqual(loop.problems, [])
+        self.assertEqual(loop.summary()[2], "op: of them, the failed allocation was the code "
+                                            "under test's (its call trace) at N=2")
 
     def test_an_error_from_the_request_passes(self):
         loop = self.run_loop([('ok', 'netlink', 0, None),

@@ -704,6 +704,14 @@ impl Operations for Nic {
             return Err(e);
         }
         nic.irq_enable();
+        // A ring the pools gave no buffer (memory was short) gets no
+        // frame, so no interrupt: a first poll of each queue refills what
+        // it can, and polls again while its ring stays empty (a pair out
+        // of use has its NAPI off: nothing to schedule). C's `open` does
+        // not fail for buffers either; its watchdog raises the interrupts.
+        for q in &nic.queues {
+            q.napi.schedule();
+        }
         nic.start_link();
         // The carrier comes on from the watchdog, once the link is up and
         // its flow control settled.

@@ -412,6 +412,11 @@ impl QueueMgmt for Nic {
         let Some((q, napi)) = nic.queue(idx).ok().and_then(|q| Some((q, q.napi.added()?))) else {
             return Err((EINVAL, ring));
         };
+        if ring.is_starved() {
+            // The pools gave no buffer: the old ring, which has some, is
+            // started again instead.
+            return Err((ENOMEM, ring));
+        }
         // The queue is off (`rx_stop`); `start_rx` programs it while it is,
         // enables it, waits until it runs, and only then gives it the
         // descriptors.

@@ -59,9 +59,11 @@ if [ "${DEBUG:-0}" = 1 ]; then
 	CHECK_PARITY=${CHECK_PARITY:-0}
 	vm_timeout=7200
 	out=$CACHE_DIR/check-debug
-	# faults last: it makes the checkers' own allocations fail too, which
-	# turns DMA-API debugging off for whatever runs after it.
-	[ -n "$suites_chosen" ] || CHECK_SUITES="$CHECK_SUITES races faults"
+	# nic-rx-alloc-fail: the page pool's allocations failing under
+	# traffic (fail_page_alloc's stack filter). faults last: it makes the
+	# checkers' own allocations fail too, which turns DMA-API debugging
+	# off for whatever runs after it.
+	[ -n "$suites_chosen" ] || CHECK_SUITES="$CHECK_SUITES nic-rx-alloc-fail races faults"
 fi
 export VM_TIMEOUT=${VM_TIMEOUT:-$vm_timeout}
 vmres=$out/vm

@@ -962,7 +962,7 @@ def main():
             r = judge_kunit(text, required, listed_in)
         elif suite in ('net-env', 'demo', 'devmem-bind', 'faults', 'races',
                        'nic-lifecycle', 'nic-hds', 'nic-filters', 'nic-jumbo', 'nic-rss',
-                       'nic-ethtool', 'devmem-rx-check', 'devmem-tokens'):
+                       'nic-ethtool', 'nic-rx-alloc-fail', 'devmem-rx-check', 'devmem-tokens'):
             r = note_leftover(base, judge_plain(text), True)
         else:
             r = judge_kselftest(suite, text, exp)

@@ -108,15 +108,20 @@ FAIL_NTH = '/proc/thread-self/fail-nth'
 DEBUGFS = '/sys/kernel/debug'
 BUFINFO = os.path.join(DEBUGFS, 'dma_buf/bufinfo')
 
-# fail-nth fails sleeping allocations only with these; the old values are
-# put back at the end.
+# fail-nth fails sleeping allocations only with these, and counts only the
+# allocations its stack filter lets through (none set: every one); the old
+# values are put back at the end.
 FAULT_SETTINGS = [
     ('failslab/ignore-gfp-wait', 'N'),
     ('failslab/verbose', '2'),
+    ('failslab/require-start', '0'),
+    ('failslab/require-end', str((1 << 64) - 1)),
     ('fail_page_alloc/ignore-gfp-wait', 'N'),
     ('fail_page_alloc/ignore-gfp-highmem', 'N'),
     ('fail_page_alloc/min-order', '0'),
     ('fail_page_alloc/verbose', '2'),
+    ('fail_page_alloc/require-start', '0'),
+    ('fail_page_alloc/require-end', str((1 << 64) - 1)),
 ]
 
 # Where a loop gives up: kmemleak doubles the count of slab allocations,

@@ -72,7 +72,7 @@ the rounds run (evidence.py says why).
    pointer to the freed net_device, which its close must not follow: C's
    priv_destroy does netdev_hold() on a TX binding's binding->dev, which no
    uninstall clears (a TX binding is on no queue; see
-   notes/devmem-rs-design.md); scenario (e) of 0afc44d8cdf6 is the RX form.
+   Documentation/networking/devmem_rs.rst); scenario (e) of 0afc44d8cdf6 is the RX form.
    The binding goes by a socket close with the process alive or by SIGKILL,
    before or after `modprobe igb_rs` brings a new net_device up on the same
    PCI device (four variants, in turn). The module must be gone after a

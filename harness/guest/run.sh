@@ -570,6 +570,7 @@ for suite in "$@"; do
 	nic-rss) python3 "$(dirname "$0")/rss_fields.py" ;;
 	devmem-bind) python3 "$(dirname "$0")/devmem_bind.py" ;;
 	devmem-tokens) timeout -k 10 "$TEST_TIMEOUT" python3 "$(dirname "$0")/devmem_tokens.py" ;;
+	nic-rx-alloc-fail) timeout -k 10 "$TEST_TIMEOUT" python3 "$(dirname "$0")/rx_alloc_fail.py" ;;
 	faults) python3 "$(dirname "$0")/faults.py" ;;
 	races) python3 "$(dirname "$0")/races.py" ;;
 	demo) "$(dirname "$0")/demo.sh" ;;

@@ -71,6 +71,24 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# The lines, also in results/bench.txt (with the commit, the date, the
+# machine and the time) once the run has ended well; the README points
+# there.
+if [ -z "${BENCH_LINES:-}" ]; then
+	started=$(date +%s)
+	BENCH_LINES=$(mktemp)
+	export BENCH_LINES
+	set +e
+	"$0" "$@" | tee "$BENCH_LINES"
+	rc=${PIPESTATUS[0]}
+	set -e
+	title="make bench"
+	[ -z "${PROFILE:-}" ] || title="make bench PROFILE=$PROFILE"
+	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$BENCH_LINES"
+	rm -f "$BENCH_LINES"
+	exit "$rc"
+fi
+
 # The benchmark kernels time the code, not the checkers: make check's
 # kernels run with lockdep, atomic-sleep and DMA-API debugging, DEBUG_NET
 # and kmemleak, whose bookkeeping on every lock, mapping and allocation

@@ -8,6 +8,7 @@
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+started=$(date +%s)
 
 # Whether the user chose the suites (DEBUG=1 adds to the default set only).
 suites_chosen=${CHECK_SUITES:+yes}
@@ -177,5 +178,22 @@ debug=()
 # beside the VM's results (which each boot starts afresh), per kernel:
 # DEBUG=1 has its own in check-debug. One that does so twice in a row
 # fails.
+lines=$out/results.txt
+set +e
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$vmres" --static "$static" --after "$after" "${slow[@]}" "${debug[@]}" \
-	--flaky-history "$out/flaky.txt"
+	--flaky-history "$out/flaky.txt" | tee "$lines"
+rc=${PIPESTATUS[0]}
+set -e
+
+# The summary of the whole run, replaced by each: results/check.txt
+# (results/check-debug.txt for DEBUG=1), which the README points at. A
+# run of chosen suites is not the whole run: it leaves the file alone.
+if [ -z "$suites_chosen" ]; then
+	summary=$TOP_DIR/results/check.txt title=
+	if [ "${DEBUG:-0}" = 1 ]; then
+		summary=$TOP_DIR/results/check-debug.txt title=" DEBUG=1"
+	fi
+	write_summary "$summary" "make check$title" "$started" "$lines"
+	info "summary in ${summary#"$TOP_DIR"/}"
+fi
+exit "$rc"

@@ -105,3 +105,26 @@ kernel_error() { # kernel.sh-log
 	fi
 	printf '%s%s (log: %s)\n' "$line" "${loc:+ at $loc}" "$blog"
 }
+
+# Writes the summary of a whole run to FILE (a results/ file the README
+# points at, replaced by each run): what ran (TITLE), the commit, the
+# date, the machine, the time since STARTED (seconds since the epoch), and
+# the result lines in LINES.
+write_summary() { # file title started lines
+	local commit accel=TCG
+	commit=$(git -C "$TOP_DIR" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+	[ -z "$(git -C "$TOP_DIR" status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] ||
+		commit="$commit, with local changes"
+	# vm.sh's probe of KVM, once per host boot.
+	[ "$(cat "$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)" 2>/dev/null)" != yes ] || accel=KVM
+	mkdir -p "${1%/*}"
+	{
+		echo "# $2: written by harness/ at the end of each whole run"
+		echo "commit:   $commit"
+		echo "date:     $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "machine:  $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), QEMU under $accel"
+		echo "duration: $((($(date +%s) - $3) / 60)) min"
+		echo
+		cat "$4"
+	} >"$1"
+}

@@ -22,7 +22,10 @@ tcp_recvmsg_dmabuf() and tcp_recvmsg_locked()):
 - recvmsg(): EFAULT for device memory received without MSG_SOCK_DEVMEM,
   ETOOSMALL (525, the kernel's own errno) when the control buffer cannot
   take a whole cmsg, EFAULT when it cannot be written; such a failed
-  receive consumes nothing. A receive hands out one token per frag
+  receive consumes nothing. A control buffer that faults after some
+  cmsgs ends the receive there: the frags reported are received, the
+  frag whose cmsg faulted is not (its token is taken back). A receive
+  hands out one token per frag
   (MSG_PEEK too: a new token for the same bytes), the lowest free index
   first; a receive of 0 bytes returns 0 and hands out a token for an
   empty frag.
@@ -96,7 +99,7 @@ PATTERN = bytes(i % PERIOD for i in range(PERIOD * 64))
 # A flow of more frags than one call may free, and more than a 2-level
 # xarray holds (64 * 64 entries): token walks cross a level of nodes.
 BIG = 6 << 20
-PLAN = 37           # the cases main() runs
+PLAN = 38           # the cases main() runs
 
 
 class Iovec(ctypes.Structure):
@@ -325,7 +328,11 @@ class Flow:
         ret = LIBC.recvmsg(self.fd, ctypes.byref(msg), flags)
         err = ctypes.get_errno() if ret < 0 else 0
         linear, frags = b'', []
-        raw = ctl.raw[:msg.controllen] if ret >= 0 and control_addr is None else b''
+        raw = b''
+        if ret >= 0:
+            # What the kernel wrote (msg_controllen is the length used).
+            raw = (ctl.raw[:msg.controllen] if control_addr is None
+                   else ctypes.string_at(control_addr, msg.controllen))
         pos = 0
         while pos + CMSG_HDR.size <= len(raw):
             length, level, kind = CMSG_HDR.unpack_from(raw, pos)
@@ -696,6 +703,31 @@ def cases_recvmsg(s):
         consumed_nothing(f)
         return ''
 
+    def control_ends():
+        f = st['f']
+        # A control buffer with room for four cmsgs whose second crosses
+        # into a page that is not mapped: put_cmsg() faults there.
+        two = LIBC.mmap(None, 2 * PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
+                        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if two in (None, ctypes.c_void_p(-1).value):
+            raise Failed('mmap failed')
+        try:
+            LIBC.munmap(two + PAGE, PAGE)
+            at = two + PAGE - CMSG_SPACE - 8
+            ret, err, linear, frags, _ = f.recvmsg(65536, control=4 * CMSG_SPACE,
+                                                   control_addr=at)
+        finally:
+            LIBC.munmap(two, PAGE)
+        # Upstream: the frags whose cmsg was written are received (their
+        # bytes returned), the one whose cmsg faulted is not: its token
+        # is taken back and the next receive starts at it.
+        if ret <= 0 or len(frags) != 1:
+            raise Failed(f'room for one cmsg before the fault: {answer(ret, err)}, '
+                         f'{len(frags)} cmsgs; upstream the first frag')
+        f.check(ret, linear, frags)
+        consumed_nothing(f)
+        return f'{ret} bytes in the one cmsg before the fault; the next receive goes on from there'
+
     def one_cmsg():
         f = st['f']
         ret, err, linear, frags, flags = f.recvmsg(65536, control=CMSG_SPACE)
@@ -813,6 +845,7 @@ def cases_recvmsg(s):
     s.case('recvmsg with no room for a cmsg: ETOOSMALL, nothing consumed', no_control)
     s.case('recvmsg with an unmapped control buffer: EFAULT, nothing consumed', bad_control)
     s.case('recvmsg with room for one cmsg: one frag', one_cmsg)
+    s.case('recvmsg whose control buffer faults after the first cmsg: the first frag', control_ends)
     s.case('MSG_PEEK twice: new tokens for the same bytes', peek)
     s.case('1-byte receives: a token each, holes filled first', one_byte)
     s.case('index 0 erased: the next receive hands out token 0', zero_index)

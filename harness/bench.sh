@@ -75,7 +75,7 @@ set -euo pipefail
 # machine and the time) once the run has ended well; the README points
 # there.
 if [ -z "${BENCH_LINES:-}" ]; then
-	started=$(date +%s)
+	started=$(date +%s) commit=$(run_commit)
 	BENCH_LINES=$(mktemp)
 	export BENCH_LINES
 	set +e
@@ -84,7 +84,7 @@ if [ -z "${BENCH_LINES:-}" ]; then
 	set -e
 	title="make bench"
 	[ -z "${PROFILE:-}" ] || title="make bench PROFILE=$PROFILE"
-	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$BENCH_LINES"
+	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$commit" "$BENCH_LINES"
 	rm -f "$BENCH_LINES"
 	exit "$rc"
 fi

@@ -8,7 +8,7 @@
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-started=$(date +%s)
+started=$(date +%s) commit=$(run_commit)
 
 # Whether the user chose the suites (DEBUG=1 adds to the default set only).
 suites_chosen=${CHECK_SUITES:+yes}
@@ -193,7 +193,7 @@ if [ -z "$suites_chosen" ]; then
 	if [ "${DEBUG:-0}" = 1 ]; then
 		summary=$TOP_DIR/results/check-debug.txt title=" DEBUG=1"
 	fi
-	write_summary "$summary" "make check$title" "$started" "$lines"
+	write_summary "$summary" "make check$title" "$started" "$commit" "$lines"
 	info "summary in ${summary#"$TOP_DIR"/}"
 fi
 exit "$rc"

@@ -106,25 +106,32 @@ kernel_error() { # kernel.sh-log
 	printf '%s%s (log: %s)\n' "$line" "${loc:+ at $loc}" "$blog"
 }
 
-# Writes the summary of a whole run to FILE (a results/ file the README
-# points at, replaced by each run): what ran (TITLE), the commit, the
-# date, the machine, the time since STARTED (seconds since the epoch), and
-# the result lines in LINES.
-write_summary() { # file title started lines
-	local commit accel=TCG
+# The commit a run starts from, for its summary: taken at the start, as
+# the tree may move on while the run goes.
+run_commit() {
+	local commit
 	commit=$(git -C "$TOP_DIR" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 	[ -z "$(git -C "$TOP_DIR" status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] ||
 		commit="$commit, with local changes"
+	echo "$commit"
+}
+
+# Writes the summary of a whole run to FILE (a results/ file the README
+# points at, replaced by each run): what ran (TITLE), the commit it
+# started from (run_commit), the date, the machine, the time since
+# STARTED (seconds since the epoch), and the result lines in LINES.
+write_summary() { # file title started commit lines
+	local accel=TCG
 	# vm.sh's probe of KVM, once per host boot.
 	[ "$(cat "$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)" 2>/dev/null)" != yes ] || accel=KVM
 	mkdir -p "${1%/*}"
 	{
 		echo "# $2: written by harness/ at the end of each whole run"
-		echo "commit:   $commit"
+		echo "commit:   $4"
 		echo "date:     $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "machine:  $(nproc) CPUs, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), QEMU under $accel"
 		echo "duration: $((($(date +%s) - $3) / 60)) min"
 		echo
-		cat "$4"
+		cat "$5"
 	} >"$1"
 }

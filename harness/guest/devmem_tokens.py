@@ -139,6 +139,17 @@ def answer(ret, err):
     return str(ret) if ret >= 0 else f'-{errname(err)}'
 
 
+def page_before_hole():
+    """A page of anonymous memory whose next page is not mapped: munmap()
+    the address returned, one page, when done."""
+    two = LIBC.mmap(None, 2 * PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
+                    mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if two in (None, ctypes.c_void_p(-1).value):
+        raise Failed('mmap failed')
+    LIBC.munmap(two + PAGE, PAGE)
+    return two
+
+
 def dontneed_raw(fd, addr, optlen):
     """setsockopt(SO_DEVMEM_DONTNEED) of optlen bytes at addr: (return
     value, errno). Through libc, since Python's setsockopt() drops the
@@ -563,12 +574,8 @@ def cases_sockopt(s):
         expect(on(tcp, lambda fd: dontneed_raw(fd, None, 8)), (-1, errno.EFAULT), 'optval NULL')
         expect(on(tcp, lambda fd: dontneed_raw(fd, BAD_ADDR, 8)), (-1, errno.EFAULT), 'optval unmapped')
         # The int sk_setsockopt() reads first is there, the rest is not.
-        two = LIBC.mmap(None, 2 * PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
-                        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        if two in (None, ctypes.c_void_p(-1).value):
-            raise Failed('mmap failed')
+        two = page_before_hole()
         try:
-            LIBC.munmap(two + PAGE, PAGE)
             ctypes.memmove(two + PAGE - 4, one, 4)
             expect(on(tcp, lambda fd: dontneed_raw(fd, two + PAGE - 4, 8)),
                    (-1, errno.EFAULT), 'a token across the end of a mapping')
@@ -707,12 +714,8 @@ def cases_recvmsg(s):
         f = st['f']
         # A control buffer with room for four cmsgs whose second crosses
         # into a page that is not mapped: put_cmsg() faults there.
-        two = LIBC.mmap(None, 2 * PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
-                        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        if two in (None, ctypes.c_void_p(-1).value):
-            raise Failed('mmap failed')
+        two = page_before_hole()
         try:
-            LIBC.munmap(two + PAGE, PAGE)
             at = two + PAGE - CMSG_SPACE - 8
             ret, err, linear, frags, _ = f.recvmsg(65536, control=4 * CMSG_SPACE,
                                                    control_addr=at)

@@ -8,6 +8,7 @@
 
 use crate::{
     error::to_result,
+    ffi::c_void,
     prelude::*, //
 };
 use core::ptr::{
@@ -29,7 +30,7 @@ use core::ptr::{
 /// ```
 /// use kernel::genalloc::GenPool;
 ///
-/// let pool = GenPool::new(12)?;
+/// let mut pool = GenPool::new(12)?;
 /// pool.add(0x10_0000, 0x2000)?;
 /// let a = pool.alloc(0x1000).ok_or(ENOMEM)?;
 /// let b = pool.alloc(0x1000).ok_or(ENOMEM)?;
@@ -74,15 +75,57 @@ impl GenPool {
     }
 
     /// Adds the `size` bytes from `addr` to the pool (`gen_pool_add`).
-    /// Sleeps, to allocate the chunk's bitmap. `EINVAL` if the range
-    /// wraps around the address space.
-    pub fn add(&self, addr: usize, size: usize) -> Result {
-        if addr.checked_add(size).is_none() {
+    /// Sleeps, to allocate the chunk's bitmap.
+    ///
+    /// `EINVAL` unless the range is whole units of the pool, not empty,
+    /// does not wrap around the address space and overlaps no range the
+    /// pool has: C takes each of these on trust, and an overlap would hand
+    /// one address out twice. `&mut self` keeps another add from racing
+    /// the check.
+    ///
+    /// ```
+    /// use kernel::genalloc::GenPool;
+    ///
+    /// let mut pool = GenPool::new(12)?;
+    /// pool.add(0x10_0000, 0x2000)?;
+    /// assert_eq!(pool.add(0x10_1000, 0x2000), Err(EINVAL)); // overlaps
+    /// assert_eq!(pool.add(0x0f_f000, 0x2000), Err(EINVAL)); // overlaps
+    /// assert_eq!(pool.add(0x0f_0000, 0x2_0000), Err(EINVAL)); // covers it
+    /// assert_eq!(pool.add(0x20_0000, 0), Err(EINVAL)); // empty
+    /// assert_eq!(pool.add(0x20_0800, 0x1000), Err(EINVAL)); // not a unit
+    /// assert_eq!(pool.add(0x20_0000, 0x1800), Err(EINVAL)); // not units
+    /// assert_eq!(pool.add(usize::MAX & !0xfff, 0x2000), Err(EINVAL)); // wraps
+    /// pool.add(0x10_2000, 0x1000)?; // the next unit
+    /// pool.add(0x0f_f000, 0x1000)?; // the unit before
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn add(&mut self, addr: usize, size: usize) -> Result {
+        let unit = self.unit();
+        if size == 0 || addr % unit != 0 || size % unit != 0 {
             return Err(EINVAL);
         }
-        // SAFETY: the pool is valid (type invariant); a range that does not
-        // wrap, no physical address (-1, as `gen_pool_add` passes), no
-        // owner.
+        let last = addr.checked_add(size - 1).ok_or(EINVAL)?;
+        let mut range = Overlap {
+            first: addr,
+            last,
+            found: false,
+        };
+        // SAFETY: the pool is valid (type invariant); `overlap` reads each
+        // chunk it is given and writes only `range`, which outlives the
+        // call.
+        unsafe {
+            bindings::gen_pool_for_each_chunk(
+                self.ptr.as_ptr(),
+                Some(overlap),
+                ptr::from_mut(&mut range).cast(),
+            )
+        };
+        if range.found {
+            return Err(EINVAL);
+        }
+        // SAFETY: the pool is valid (type invariant); whole units that do
+        // not wrap and overlap no chunk, no physical address (-1, as
+        // `gen_pool_add` passes), no owner.
         to_result(unsafe {
             bindings::gen_pool_add_owner(
                 self.ptr.as_ptr(),
@@ -93,6 +136,14 @@ impl GenPool {
                 ptr::null_mut(),
             )
         })
+    }
+
+    /// The pool's unit: `1 << min_alloc_order` bytes.
+    fn unit(&self) -> usize {
+        // SAFETY: the pool is valid (type invariant); `min_alloc_order` is
+        // set at creation, below `usize::BITS` (checked in `new`), and
+        // never changes.
+        1 << unsafe { (*self.ptr.as_ptr()).min_alloc_order }
     }
 
     /// Allocates `size` bytes, rounded up to the pool's unit
@@ -134,6 +185,40 @@ impl GenPool {
         // SAFETY: the pool is valid (type invariant); an allocated range,
         // per the caller.
         unsafe { bindings::gen_pool_free_owner(self.ptr.as_ptr(), addr, size, ptr::null_mut()) }
+    }
+}
+
+/// A range [`GenPool::add`] checks, and whether a chunk of the pool
+/// overlaps it.
+struct Overlap {
+    first: usize,
+    last: usize,
+    found: bool,
+}
+
+/// Marks `data`, an [`Overlap`], found if `chunk` overlaps its range.
+///
+/// # Safety
+///
+/// `chunk` is a chunk of a live pool and `data` an [`Overlap`] no one
+/// else uses during the call, as [`GenPool::add`] passes them to
+/// `gen_pool_for_each_chunk`.
+unsafe extern "C" fn overlap(
+    _pool: *mut bindings::gen_pool,
+    chunk: *mut bindings::gen_pool_chunk,
+    data: *mut c_void,
+) {
+    // SAFETY: per this function's contract; a chunk's bounds are set when
+    // it is added and never change.
+    let (range, start, end) = unsafe {
+        (
+            &mut *data.cast::<Overlap>(),
+            (*chunk).start_addr,
+            (*chunk).end_addr,
+        )
+    };
+    if start <= range.last && range.first <= end {
+        range.found = true;
     }
 }
 

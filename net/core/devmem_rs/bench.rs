@@ -98,10 +98,14 @@ unsafe impl Sync for GenPoolPath {}
 
 impl GenPoolPath {
     fn new(binding: &Binding) -> Result<Self> {
+        // CAST: PAGE_SHIFT is small. The gen_pool hands out pages.
+        if binding.niov_shift() != PAGE_SHIFT as u32 {
+            return Err(EINVAL);
+        }
         let first = binding.net_iov(0).ok_or(EINVAL)?;
         let base = first.dma_addr();
         // CAST: PAGE_SHIFT is small.
-        let pool = GenPool::new(PAGE_SHIFT as u32)?;
+        let mut pool = GenPool::new(PAGE_SHIFT as u32)?;
         // CAST: a small size.
         let size = binding.niov_count() as usize * PAGE_SIZE;
         // CAST: dma_addr_t is unsigned long on x86-64.
@@ -130,10 +134,16 @@ impl GenPoolPath {
 // - The binding outlives the path and every pool using it (the type
 //   invariant), so its `net_iov`s stay valid while a pool holds them; an
 //   address goes back to the gen_pool only in `release_netmem`.
+// - Each `net_iov` of the binding, and each range the gen_pool hands out,
+//   is one page (`niov_shift`), at the `net_iov`'s DMA address.
 // - `init` takes nothing, so neither it nor `destroy` has anything to
 //   undo.
 #[vtable]
 unsafe impl MemoryProvider for GenPoolPath {
+    fn niov_shift(this: &Self) -> u32 {
+        this.binding().niov_shift()
+    }
+
     fn init(_this: &Self, pool: &mut PoolInit<'_>) -> Result {
         pool.disable_dma_sync();
         Ok(())
@@ -151,7 +161,7 @@ unsafe impl MemoryProvider for GenPoolPath {
         // SAFETY: as above, cleared, and returned to the pool below; the
         // binding outlives the pool.
         unsafe { cache.adopt(niov) };
-        Some(niov.to_netmem())
+        niov.to_netmem()
     }
 
     fn release_netmem(this: &Self, _pool: &PagePool, netmem: NetmemRef) -> bool {

@@ -96,10 +96,16 @@ pub fn uninstall_all(binding: &Binding, dev: Option<&Locked<'_>>) {
 //   `destroy`) keeps the `net_iov`s, pinned with the binding, alive while
 //   the pool holds any; a `net_iov` goes back on the free list only in
 //   `release_netmem`, when the pool gives it back.
+// - Each `net_iov` stands for `1 << niov_shift` bytes of the mapped
+//   dma-buf at its DMA address: the binding carves its chunks so.
 // - `init` takes the reference last, so it has nothing to undo when it
 //   fails; `destroy` drops it.
 #[vtable]
 unsafe impl MemoryProvider for Binding {
+    fn niov_shift(this: &Self) -> u32 {
+        this.niov_shift()
+    }
+
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result {
         // dma-buf memory must not be synced: the C core clears this first.
         pool.disable_dma_sync();
@@ -133,7 +139,7 @@ unsafe impl MemoryProvider for Binding {
         // to the pool below; the pool's reference to the binding keeps it
         // alive until the pool gives it back.
         unsafe { cache.adopt(niov) };
-        Some(niov.to_netmem())
+        niov.to_netmem()
     }
 
     fn release_netmem(this: &Self, _pool: &PagePool, netmem: NetmemRef) -> bool {
@@ -170,7 +176,11 @@ mod tests {
     };
     use kernel::net::{
         netmem::NetIov,
-        page_pool::PoolNetmem, //
+        page_pool::{
+            self,
+            Pool,
+            PoolNetmem, //
+        },
     };
 
     /// Allocates up to `n` buffers from `rig`'s pool, fewer if it runs dry.
@@ -254,6 +264,68 @@ mod tests {
             assert!(got.iter().all(|m| m.netmem().is_net_iov()));
             assert!(rig.alloc().is_none());
             drop(got);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn pools_of_queues_the_device_lacks_are_refused() -> Result {
+        with_binding(4, |_b, dev| {
+            let rig = Rig::with_queue_api(dev)?;
+            let locked = rig.netdev().lock();
+            // The rig has two receive queues.
+            for idx in [2, 100_000, u32::MAX] {
+                // SAFETY: the instance lock is held.
+                let params = unsafe { page_pool::Params::new(dev, 0, 256).rx_queue(&locked, idx) };
+                assert_eq!(Pool::new(&params).err(), Some(EINVAL));
+            }
+            // SAFETY: as above.
+            let params = unsafe { page_pool::Params::new(dev, 0, 256).rx_queue(&locked, 1) };
+            drop(Pool::new(&params)?);
+            Ok(())
+        })
+    }
+
+    /// A provider that takes any pool and hands out nothing: what the
+    /// page pool abstraction's own size check stands in front of.
+    struct Lenient;
+
+    // SAFETY: it hands out no buffer; `init` takes nothing.
+    #[vtable]
+    unsafe impl MemoryProvider for Lenient {
+        fn niov_shift(_this: &Self) -> u32 {
+            // CAST: PAGE_SHIFT is small.
+            PAGE_SHIFT as u32
+        }
+
+        fn init(_this: &Self, _pool: &mut PoolInit<'_>) -> Result {
+            Ok(())
+        }
+
+        fn destroy(_this: &Self, _pool: &PagePool) {}
+
+        fn alloc_netmems(_this: &Self, _cache: &mut AllocCache<'_>) -> Option<NetmemRef> {
+            None
+        }
+
+        fn release_netmem(_this: &Self, _pool: &PagePool, _netmem: NetmemRef) -> bool {
+            false
+        }
+    }
+
+    static LENIENT_OPS: ProviderOps<Lenient> = ProviderOps::new();
+
+    #[test]
+    fn pools_of_buffers_larger_than_a_net_iov_are_refused() -> Result {
+        with_binding(4, |_b, dev| {
+            let lenient = Lenient;
+            // Buffers of two pages, net_iovs of one: refused before the
+            // provider's `init`, which would take them.
+            match Rig::new(&LENIENT_OPS, &lenient, dev, 1) {
+                Err(e) => assert_eq!(e, E2BIG),
+                Ok(_) => return Err(EINVAL),
+            }
+            drop(Rig::new(&LENIENT_OPS, &lenient, dev, 0)?);
             Ok(())
         })
     }

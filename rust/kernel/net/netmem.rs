@@ -197,12 +197,17 @@ impl NetIov {
         }
     }
 
-    /// The `netmem_ref` that carries this `net_iov` (`net_iov_to_netmem`).
-    pub fn to_netmem(&self) -> NetmemRef {
+    /// The `netmem_ref` that carries this `net_iov` (`net_iov_to_netmem`);
+    /// `None` until [`NetIov::init`] gave it an area: C code reaches the
+    /// area (`net_iov_owner`) from every `net_iov` it is handed.
+    pub fn to_netmem(&self) -> Option<NetmemRef> {
+        if self.owner().is_null() {
+            return None;
+        }
         // The `net_iov` is aligned: its low bit is free for the tag. C code
         // turns the value back into a pointer, so the provenance is exposed.
-        // INVARIANT: a valid `net_iov`, tagged.
-        NetmemRef(self.as_raw().expose_provenance() | NET_IOV_TAG)
+        // INVARIANT: a valid `net_iov` in an area, tagged.
+        Some(NetmemRef(self.as_raw().expose_provenance() | NET_IOV_TAG))
     }
 }
 
@@ -307,7 +312,7 @@ const NET_IOV_TAG: bindings::netmem_ref = bindings::NET_IOV as bindings::netmem_
 /// # Invariants
 ///
 /// The value is not 0, and when it was made it was the address of a
-/// `struct page`, or of a `net_iov` with the `NET_IOV` bit set. Like a
+/// `struct page`, or of a `net_iov` in an area with the `NET_IOV` bit set. Like a
 /// raw pointer, it does not keep what it points to alive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(transparent)]
@@ -388,8 +393,16 @@ mod tests {
 
     #[test]
     fn netmem_refs_carry_net_iovs_with_a_tag() -> Result {
-        let n = KBox::new(NetIov::zeroed(), GFP_KERNEL)?;
-        let r = n.to_netmem();
+        let mut n = KBox::new(NetIov::zeroed(), GFP_KERNEL)?;
+        // Not in an area yet: nothing C could follow to its owner.
+        assert!(n.to_netmem().is_none());
+        let mut area = KBox::new(NetIovArea::zeroed(), GFP_KERNEL)?;
+        // SAFETY: `n` outlives `area` in this test and stays in place.
+        unsafe { area.init(n.as_raw(), 1, 0) };
+        // SAFETY: `n` is `area`'s one `net_iov`; both stay in place until
+        // the end of the test, and no page pool sees `n`.
+        unsafe { n.init(&area, NetIovType::Dmabuf, 0x10_0000) };
+        let r = n.to_netmem().ok_or(EINVAL)?;
         assert!(r.is_net_iov());
         assert_eq!(r.as_raw() & 1, 1);
         assert_eq!(r.net_iov().map(|p| p.as_ptr()), Some(n.as_raw()));

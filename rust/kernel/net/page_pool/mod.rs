@@ -123,14 +123,31 @@ impl<'a> Params<'a> {
 
     /// Checks what C takes on trust: the pool's buffers are of an order
     /// the page allocator has (a memory provider's pool skips that check
-    /// in C), and the device sync of a buffer coming back stays inside it.
+    /// in C), the device sync of a buffer coming back stays inside it, and
+    /// the receive queue of [`Params::rx_queue`] is one the device uses
+    /// (`page_pool_init` indexes `dev->_rx` with it unchecked).
     fn check(&self) -> Result {
         // SAFETY: as in `fast`, read only.
-        let fast = unsafe { &self.raw.__bindgen_anon_1.fast };
+        let (fast, slow) = unsafe {
+            (
+                &self.raw.__bindgen_anon_1.fast,
+                &self.raw.__bindgen_anon_2.slow,
+            )
+        };
         match buf_len(fast.order) {
-            Some(len) if (1..=len).contains(&fast.max_len) => Ok(()),
-            _ => Err(EINVAL),
+            Some(len) if (1..=len).contains(&fast.max_len) => (),
+            _ => return Err(EINVAL),
         }
+        // SAFETY: `rx_queue` set a device that outlives `'a`, whose
+        // instance lock its caller holds while the pool is made: the
+        // count, which changes under that lock, is the one
+        // `page_pool_create` sees. It is at most `num_rx_queues`, the
+        // length of `_rx`.
+        if !slow.netdev.is_null() && slow.queue_idx >= unsafe { (*slow.netdev).real_num_rx_queues }
+        {
+            return Err(EINVAL);
+        }
+        Ok(())
     }
 
     /// The hot-path parameters (the `fast` struct group).
@@ -233,7 +250,8 @@ impl<'a> Params<'a> {
     /// Serves receive queue `idx` of `netdev`: the pool is listed on the
     /// device, and takes its buffers from the queue's memory provider if
     /// it has one (`PP_FLAG_ALLOW_UNREADABLE_NETMEM`). Buffers from a
-    /// provider may not be readable by the CPU.
+    /// provider may not be readable by the CPU. [`Pool::new`] refuses an
+    /// `idx` of no queue in use (`real_num_rx_queues`, `EINVAL`).
     ///
     /// # Safety
     ///
@@ -267,7 +285,8 @@ pub struct Pool {
 unsafe impl Send for Pool {}
 
 impl Pool {
-    /// Creates a pool; `EINVAL` for an order above `MAX_PAGE_ORDER`.
+    /// Creates a pool; `EINVAL` for an order above `MAX_PAGE_ORDER` or a
+    /// receive queue the device does not have.
     pub fn new(params: &Params<'_>) -> Result<Self> {
         params.check()?;
         let raw = params.resolve();
@@ -403,9 +422,13 @@ impl Pool {
     }
 
     /// `size` bytes of a buffer shared with other allocations
-    /// (`page_pool_alloc_frag_netmem`), without sleeping.
+    /// (`page_pool_alloc_frag_netmem`), without sleeping. `None` for more
+    /// than a buffer holds, which C warns about.
     #[inline]
     pub fn alloc_frag(&mut self, size: u32) -> Option<PoolNetmem> {
+        if size > buf_len(self.as_page_pool().order())? {
+            return None;
+        }
         let mut offset = 0;
         // SAFETY: as in `alloc`; `offset` is written before the return.
         let raw = unsafe {
@@ -1007,6 +1030,19 @@ mod tests {
         assert!(!refused(2, 4 * PAGE));
         assert!(refused(0, PAGE + 1) && refused(2, 4 * PAGE + 1));
         assert!(refused(0, 0) && refused(0, u32::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn frags_larger_than_a_buffer_are_refused() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let mut pool = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        assert!(pool.alloc_frag(PAGE + 1).is_none());
+        assert!(pool.alloc_frag(u32::MAX).is_none());
+        let whole = pool.alloc_frag(PAGE).ok_or(ENOMEM)?;
+        assert_eq!((whole.offset(), whole.size()), (0, PAGE));
         Ok(())
     }
 

@@ -282,6 +282,9 @@ impl FillMsg<'_> {
 /// # // twin: // SAFETY: it never hands out a buffer.
 /// # // twin: unsafe impl MemoryProvider for Careless {
 /// #   type OwnerModule = Dummy;
+///     fn niov_shift(_: &Self) -> u32 {
+///         12
+///     }
 ///     fn init(_: &Self, _: &mut PoolInit<'_>) -> Result {
 ///         Ok(())
 ///     }
@@ -311,6 +314,12 @@ impl FillMsg<'_> {
 ///   back to [`MemoryProvider::release_netmem`] (then the pool no longer
 ///   uses it). A `true` return for a `net_iov` is ignored: the core would
 ///   `put_page()` it.
+/// - Every `net_iov` it hands out stands for `1 << niov_shift` bytes
+///   ([`MemoryProvider::niov_shift`]) of its memory at the `net_iov`'s DMA
+///   address, which the device may write whole: the pool's buffers of
+///   `PAGE_SIZE << order` bytes are addressed, split and synced as if
+///   they were that long, so a pool of larger buffers is refused
+///   (`E2BIG`) before [`MemoryProvider::init`] sees it.
 /// - [`MemoryProvider::init`] leaves nothing to undo when it fails: the
 ///   core calls [`MemoryProvider::destroy`] once for each pool whose
 ///   `init` succeeded, after every buffer of the pool came back, and never
@@ -318,7 +327,11 @@ impl FillMsg<'_> {
 ///   reference on `Self`'s memory, for one), `destroy` gives back.
 #[vtable]
 pub unsafe trait MemoryProvider: Sized + Sync {
-    /// A pool is created on a queue with this provider.
+    /// The size of each `net_iov` of the provider, as a shift (12 for 4 KiB).
+    fn niov_shift(this: &Self) -> u32;
+
+    /// A pool is created on a queue with this provider; its buffers fit a
+    /// `net_iov` (checked before).
     fn init(this: &Self, pool: &mut PoolInit<'_>) -> Result;
 
     /// The pool is gone; all its buffers came back.
@@ -490,6 +503,10 @@ impl<T: MemoryProvider> Adapter<T> {
         // SAFETY: per this function's contract.
         let (pool, this) = unsafe { Self::provider(pool) };
         from_result(|| {
+            // CAST: PAGE_SHIFT is small.
+            if pool.order().saturating_add(crate::page::PAGE_SHIFT as u32) > T::niov_shift(this) {
+                return Err(E2BIG);
+            }
             T::init(this, &mut PoolInit(pool))?;
             Ok(0)
         })

@@ -29,7 +29,10 @@ use crate::{
     },
     prelude::*,
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    num::NonZeroU32, //
+};
 
 mod channels;
 mod coalesce;
@@ -61,7 +64,8 @@ pub use ring::{
 };
 pub use rss::{
     HashFields,
-    HashFlow, //
+    HashFlow,
+    RxfhSizes, //
 };
 pub use rxnfc::{
     FlowAction,
@@ -106,15 +110,17 @@ pub trait Ops: Operations {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The number of receive rings RSS spreads over (`get_rx_ring_count`).
-    fn rx_ring_count(_dev: &Device<Self>) -> u32 {
+    /// The number of receive rings RSS spreads over (`get_rx_ring_count`):
+    /// never 0, since the core divides by it to spread the default
+    /// indirection table (`ethtool -X dev default`).
+    fn rx_ring_count(_dev: &Device<Self>) -> NonZeroU32 {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// The sizes of the RSS indirection table and hash key
     /// (`get_rxfh_indir_size`, `get_rxfh_key_size`); the hash function is
     /// Toeplitz.
-    fn rxfh_sizes(_dev: &Device<Self>) -> (u32, u32) {
+    fn rxfh_sizes(_dev: &Device<Self>) -> RxfhSizes {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 

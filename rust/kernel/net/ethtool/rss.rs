@@ -92,6 +92,59 @@ impl HashFields {
 // CAST: bit 0.
 const HASH_TOP: u8 = 1 << bindings::ETH_RSS_HASH_TOP_BIT;
 
+/// The sizes of a device's RSS indirection table (entries) and hash key
+/// (bytes), which the core allocates its buffers by (`get_rxfh_indir_size`,
+/// `get_rxfh_key_size`).
+///
+/// The core counts the table's bytes in a `u32`, and sends the table back
+/// in one attribute, whose length is a `u16`: a size near 2^30 entries
+/// would wrap the first to a small allocation that the driver then fills
+/// as the large table, and one above 16382 entries the second. The table
+/// is bounded by [`RxfhSizes::MAX_INDIR`], the key by its type (255
+/// bytes). A size the driver computes in a wider type needs a checked
+/// conversion:
+///
+/// ```ignore,compile_fail,E0308
+/// use kernel::net::ethtool::RxfhSizes;
+///
+/// fn sizes(entries: u32) -> Option<RxfhSizes> {
+///     RxfhSizes::new(entries, 40) // misuse
+/// #   // twin: RxfhSizes::new(u16::try_from(entries).ok()?, 40)
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxfhSizes {
+    indir: u16,
+    key: u8,
+}
+
+impl RxfhSizes {
+    /// The most entries an indirection table may have: more than any
+    /// device has, well within what the core's buffers and replies hold.
+    pub const MAX_INDIR: u16 = 4096;
+
+    /// A table of `indir` entries and a key of `key` bytes; `None` for a
+    /// table larger than [`RxfhSizes::MAX_INDIR`]. A driver with fixed
+    /// sizes checks them when it builds:
+    /// `const { RxfhSizes::new(128, 40).unwrap() }`.
+    pub const fn new(indir: u16, key: u8) -> Option<Self> {
+        if indir > Self::MAX_INDIR {
+            return None;
+        }
+        Some(Self { indir, key })
+    }
+
+    /// Entries of the indirection table.
+    pub const fn indir(&self) -> u16 {
+        self.indir
+    }
+
+    /// Bytes of the hash key.
+    pub const fn key(&self) -> u8 {
+        self.key
+    }
+}
+
 /// The indirection table and key buffers of an RSS request, each empty
 /// when its pointer is null.
 ///
@@ -134,7 +187,10 @@ impl<T: Ops> Adapter<T> {
     /// As for `Adapter::get_drvinfo`.
     pub(super) unsafe extern "C" fn get_rx_ring_count(dev: *mut bindings::net_device) -> u32 {
         // SAFETY: per this function's contract.
-        T::rx_ring_count(unsafe { Device::<T>::from_raw(dev) })
+        let count = T::rx_ring_count(unsafe { Device::<T>::from_raw(dev) }).get();
+        // The core takes the count back as an `int`, negative for an
+        // error: a larger count would read as one.
+        count.min(i32::MAX as u32)
     }
 
     /// # Safety
@@ -142,7 +198,9 @@ impl<T: Ops> Adapter<T> {
     /// As for `Adapter::get_drvinfo`.
     pub(super) unsafe extern "C" fn get_rxfh_indir_size(dev: *mut bindings::net_device) -> u32 {
         // SAFETY: per this function's contract.
-        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) }).0
+        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) })
+            .indir
+            .into()
     }
 
     /// # Safety
@@ -150,7 +208,9 @@ impl<T: Ops> Adapter<T> {
     /// As for `Adapter::get_drvinfo`.
     pub(super) unsafe extern "C" fn get_rxfh_key_size(dev: *mut bindings::net_device) -> u32 {
         // SAFETY: per this function's contract.
-        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) }).1
+        T::rxfh_sizes(unsafe { Device::<T>::from_raw(dev) })
+            .key
+            .into()
     }
 
     /// # Safety

@@ -117,14 +117,16 @@ impl ethtool::Ops for Nic {
         Ok(())
     }
 
-    fn rx_ring_count(dev: &Device<Self>) -> u32 {
-        // CAST: at most QUEUES.
-        dev.data().active().len() as u32
+    fn rx_ring_count(dev: &Device<Self>) -> core::num::NonZeroU32 {
+        // CAST: at most QUEUES. `set_channels` keeps at least one pair
+        // active.
+        core::num::NonZeroU32::new(dev.data().active().len() as u32)
+            .unwrap_or(core::num::NonZeroU32::MIN)
     }
 
-    fn rxfh_sizes(_dev: &Device<Self>) -> (u32, u32) {
-        // CAST: 128 and 40.
-        (RETA_SIZE as u32, RSS_KEY_SIZE as u32)
+    fn rxfh_sizes(_dev: &Device<Self>) -> ethtool::RxfhSizes {
+        // CAST: 128 and 40, checked when the driver builds.
+        const { ethtool::RxfhSizes::new(RETA_SIZE as u16, RSS_KEY_SIZE as u8).unwrap() }
     }
 
     fn rxfh(dev: &Device<Self>, indir: &mut [u32], key: &mut [u8]) {

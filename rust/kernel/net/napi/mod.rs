@@ -475,6 +475,10 @@ impl<T: Poll> Napi<T> {
 #[pinned_drop]
 impl<T: Poll> PinnedDrop for Napi<T> {
     fn drop(self: Pin<&mut Self>) {
+        // Sleeps (the instance lock, the wait for a poll) when the instance
+        // is on its device; checked whether or not it is, so that a drop in
+        // atomic context is reported the first time.
+        crate::task::might_sleep();
         let inst = &self.inst;
         if inst.state.load(Acquire) == OFF {
             return;
@@ -843,6 +847,7 @@ mod tests {
                 Registration,
                 TxQueue, //
             },
+            netdev::NetDevice,
             skbuff::SkBuff,
         },
         time::{
@@ -864,6 +869,32 @@ mod tests {
         },
         sync::SetOnce,
     };
+
+    /// The ops of a device no traffic is sent through: open and stop do
+    /// nothing, and what the stack sends is consumed.
+    macro_rules! idle_ops {
+        ($($t:ty),*) => {$(
+            #[vtable]
+            impl Operations for $t {
+                fn open(_dev: &LockedDevice<Self>) -> Result {
+                    Ok(())
+                }
+
+                fn stop(_dev: &LockedDevice<Self>) -> Result {
+                    Ok(())
+                }
+
+                fn start_xmit(
+                    _dev: &Device<Self>,
+                    _txq: &mut TxQueue<'_>,
+                    skb: SkBuff,
+                ) -> Result<(), Busy> {
+                    skb.consume();
+                    Ok(())
+                }
+            }
+        )*};
+    }
 
     /// The data's first field is alive.
     static ALIVE: Atomic<bool> = Atomic::new(false);
@@ -926,26 +957,8 @@ mod tests {
         q: Queue,
     }
 
-    #[vtable]
-    impl Operations for Data {
-        fn open(_dev: &LockedDevice<Self>) -> Result {
-            Ok(())
-        }
-
-        fn stop(_dev: &LockedDevice<Self>) -> Result {
-            // The instance is left on the device, enabled.
-            Ok(())
-        }
-
-        fn start_xmit(
-            _dev: &Device<Self>,
-            _txq: &mut TxQueue<'_>,
-            skb: SkBuff,
-        ) -> Result<(), Busy> {
-            skb.consume();
-            Ok(())
-        }
-    }
+    // Its stop leaves the instance on the device, enabled.
+    idle_ops!(Data);
 
     #[test]
     fn no_poll_once_the_registration_goes() -> Result {
@@ -994,6 +1007,133 @@ mod tests {
         assert_eq!(LATE.load(Relaxed), 0);
         Ok(())
     }
+
+    /// Frames the poll of [`GroQueue`] handed to GRO.
+    static HANDED: Atomic<u32> = Atomic::new(0);
+
+    /// A queue whose poll hands GRO a frame that names another device, one
+    /// that names none, and one of its own.
+    #[pin_data]
+    struct GroQueue {
+        #[pin]
+        napi: Napi<GroQueue>,
+    }
+
+    impl Poll for GroQueue {
+        type Data = GroData;
+
+        fn poll(_this: &Self, mut napi: NapiPoll<'_, Self>) -> i32 {
+            let other = napi.dev().data().other;
+            if let Some(rx) = napi.rx() {
+                let own: &NetDevice = rx.dev();
+                for (dev, keep) in [(other, true), (own, false), (own, true)] {
+                    // A broadcast frame of an unknown protocol (0xffff):
+                    // the stack counts it dropped on the device it names.
+                    let Some(mut skb) = rx.alloc_skb(64) else {
+                        continue;
+                    };
+                    if skb.put_data(&[0xff; 60]).is_err() || skb.eth_type_trans(dev).is_err() {
+                        continue;
+                    }
+                    if !keep {
+                        // SAFETY: a buffer of ours on no list: `dev` is
+                        // the live member of the union.
+                        unsafe {
+                            (*skb.as_raw())
+                                .__bindgen_anon_1
+                                .__bindgen_anon_1
+                                .__bindgen_anon_1
+                                .dev = core::ptr::null_mut()
+                        };
+                    }
+                    HANDED.add(1, Relaxed);
+                    rx.gro_receive(skb);
+                }
+            }
+            napi.complete_done(0);
+            0
+        }
+    }
+
+    #[pin_data]
+    struct GroData {
+        /// Another registered device.
+        other: &'static NetDevice,
+        #[pin]
+        q: GroQueue,
+    }
+
+    idle_ops!(GroData, OtherData);
+
+    /// The frames the stack dropped on `dev` (`rx_dropped`).
+    fn rx_dropped(dev: &NetDevice) -> u64 {
+        let mut stats = bindings::rtnl_link_stats64::default();
+        // SAFETY: a registered device; `dev_get_stats` fills `stats`.
+        unsafe { bindings::dev_get_stats(dev.as_raw(), &mut stats) };
+        stats.rx_dropped
+    }
+
+    #[test]
+    fn gro_drops_frames_of_other_devices() -> Result {
+        let faux = faux::Registration::new(c"rust_net_napi_gro", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        let other = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x03],
+            Ok::<_, Error>(OtherData),
+            |_| Ok(()),
+        )?;
+        // SAFETY: the device outlives the registration below, which goes
+        // first, at the end of the test; `'static` only for the data's
+        // type.
+        let other_dev: &'static NetDevice = unsafe { &*core::ptr::from_ref(&**other.device()) };
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x04],
+            try_pin_init!(GroData {
+                other: other_dev,
+                q <- pin_init!(GroQueue {
+                    napi <- Napi::new(),
+                }),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        HANDED.store(0, Relaxed);
+        let (mine, theirs) = (rx_dropped(dev), rx_dropped(other_dev));
+        let q = &dev.data().q;
+        dev.with_rtnl_locked(|locked| -> Result {
+            // SAFETY: as in `no_poll_once_the_registration_goes`.
+            let napi = unsafe { q.napi.add(locked, q, 0)? };
+            napi.enable(locked);
+            Ok(())
+        })?;
+        assert!(q.napi.schedule());
+        for _ in 0..100 {
+            if rx_dropped(dev) > mine {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        // All three went to GRO; only the device's own reached the stack,
+        // which dropped it, unknown, on the device. The others were freed
+        // before: the other device saw nothing, and the one that named no
+        // device did not reach the stack, which would have crashed on it.
+        assert_eq!(HANDED.load(Relaxed), 3);
+        assert_eq!(rx_dropped(dev), mine + 1);
+        assert_eq!(rx_dropped(other_dev), theirs);
+        drop(reg);
+        drop(other);
+        Ok(())
+    }
+
+    /// The data of a device with no queues of its own.
+    struct OtherData;
 
     #[test]
     fn completions_stop_at_what_is_in_flight() {
@@ -1268,25 +1408,7 @@ mod tests {
     }
 
     #[cfg(CONFIG_PAGE_POOL)]
-    #[vtable]
-    impl Operations for RxData {
-        fn open(_dev: &LockedDevice<Self>) -> Result {
-            Ok(())
-        }
-
-        fn stop(_dev: &LockedDevice<Self>) -> Result {
-            Ok(())
-        }
-
-        fn start_xmit(
-            _dev: &Device<Self>,
-            _txq: &mut TxQueue<'_>,
-            skb: SkBuff,
-        ) -> Result<(), Busy> {
-            skb.consume();
-            Ok(())
-        }
-    }
+    idle_ops!(RxData);
 
     #[cfg(CONFIG_PAGE_POOL)]
     #[test]

@@ -28,7 +28,10 @@ use crate::{
 use crate::{
     net::{
         driver::Device,
-        skbuff::SkBuff, //
+        skbuff::{
+            DropReason,
+            SkBuff, //
+        },
     },
     types::NotThreadSafe,
 };
@@ -439,11 +442,31 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     }
 
     /// Hands a received packet to the stack through GRO
-    /// (`napi_gro_receive`).
+    /// (`napi_gro_receive`). The packet must name the instance's device
+    /// as the one it came in on ([`SkBuff::eth_type_trans`] with
+    /// [`NapiRx::dev`]); one that names another device, or none, is
+    /// dropped instead (`SKB_DROP_REASON_DEV_READY`): GRO may hold a
+    /// packet on the instance's lists until a later flush, and only this
+    /// instance's device is known to outlive them.
     #[inline]
     pub fn gro_receive(&self, skb: SkBuff) {
+        // SAFETY: the buffer is ours and valid; while it is on no list,
+        // the member of its union that is live is `dev` (set by
+        // `eth_type_trans`, by `napi_alloc_skb` to the instance's device,
+        // or null).
+        let dev = unsafe {
+            (*skb.as_raw())
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev
+        };
+        if dev != self.napi.device() {
+            skb.drop_reason(DropReason::DevReady);
+            return;
+        }
         // SAFETY: in this instance's poll, with a budget; the buffer is
-        // given up.
+        // given up, and names the instance's device.
         unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
     }
 

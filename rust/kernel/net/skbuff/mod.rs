@@ -211,10 +211,15 @@ impl SkBuff {
     /// Appends `data` to the linear part (`skb_put_data`); the caller made
     /// room for it (`ENOSPC` otherwise). `EBUSY` for a packet whose data
     /// is shared ([`SkBuff::is_exclusive`]), such as a clone `start_xmit`
-    /// got: its other users read that data.
+    /// got: its other users read that data. `EINVAL` for a packet with
+    /// frags, whose linear part cannot grow (`skb_put` is a `BUG` there,
+    /// even for no bytes).
     pub fn put_data(&mut self, data: &[u8]) -> Result {
         if !self.is_exclusive() {
             return Err(EBUSY);
+        }
+        if self.data_len() != 0 {
+            return Err(EINVAL);
         }
         // SAFETY: the buffer is valid.
         let room = unsafe { bindings::skb_tailroom(self.as_raw()) };
@@ -314,6 +319,26 @@ mod tests {
         unsafe { (*raw).__bindgen_anon_3.__bindgen_anon_1.destructor = Some(count_free) };
         // SAFETY: a valid buffer, whose reference we give up.
         Ok(unsafe { SkBuff::from_raw(raw) })
+    }
+
+    #[test]
+    fn put_data_refuses_a_packet_with_frags() -> Result {
+        let mut skb = counted()?;
+        assert_eq!(skb.put_data(&[1]), Ok(()));
+        let page = core::mem::ManuallyDrop::new(crate::page::Page::alloc_page(GFP_KERNEL)?);
+        // CAST: a page's address is its `netmem_ref`; PAGE_SIZE fits.
+        let (netmem, truesize) = (
+            page.as_ptr() as bindings::netmem_ref,
+            crate::page::PAGE_SIZE as u32,
+        );
+        // SAFETY: a valid buffer of ours with no frags; the frag takes the
+        // page's one reference, which freeing the buffer puts.
+        unsafe { bindings::skb_add_rx_frag_netmem(skb.as_raw(), 0, netmem, 0, 64, truesize) };
+        assert_eq!(skb.put_data(&[]), Err(EINVAL));
+        assert_eq!(skb.put_data(&[1]), Err(EINVAL));
+        assert_eq!(skb.len(), 65);
+        skb.consume();
+        Ok(())
     }
 
     #[test]

@@ -304,7 +304,7 @@ fn netmem_tx_dev<'a>(dev: &'a Locked<'_>) -> Option<&'a NetDevice> {
         NetmemTx::NoDma => {}
     }
     (0..dev.real_num_rx_queues())
-        .filter_map(|i| dev.rx_queue(i)?.lease())
+        .filter_map(|i| dev.rx_lease(i))
         .map(|lease| lease.dev())
         .find(|phys| phys.is_present() && phys.netmem_tx() == NetmemTx::Dma)
 }

@@ -484,6 +484,34 @@ impl Locked<'_> {
         Some(unsafe { RxQueue::from_raw(rxq) })
     }
 
+    /// The queue of another device that receive queue `idx` (below
+    /// `real_num_rx_queues`) is leased to or from (`rxq->lease`). Only
+    /// here, under this device's instance lock: a lease is made and torn
+    /// down under the instance locks of both devices, so the queue and
+    /// its device stay while the guard lives. Through a queue reached
+    /// without the lock, a lease could go, and its device with it:
+    ///
+    /// ```ignore,compile_fail,E0599
+    /// use kernel::net::netdev::{
+    ///     Locked,
+    ///     NetDevice, //
+    /// };
+    ///
+    /// fn leased(_dev: &NetDevice, locked: &Locked<'_>) -> bool {
+    ///     _dev.rx_queue_unlocked(0).and_then(|q| q.lease()).is_some() // misuse
+    /// #   // twin: locked.rx_lease(0).is_some()
+    /// }
+    /// ```
+    pub fn rx_lease(&self, idx: u32) -> Option<&RxQueue> {
+        let rxq = self.rx_queue(idx)?;
+        // SAFETY: a live queue; the field is a pointer read once.
+        let lease = unsafe { core::ptr::addr_of!((*rxq.as_raw()).lease).read_volatile() };
+        // SAFETY: a lease points to a queue of a live device, which stays
+        // leased, and so alive, while this device's instance lock is held
+        // (see above).
+        (!lease.is_null()).then(|| unsafe { RxQueue::from_raw(lease) })
+    }
+
     /// The device that does DMA for queue `idx` (`netdev_queue_get_dma_dev`):
     /// the driver's choice or the parent device, `None` without a DMA mask
     /// or once the device is no longer registered. A leased receive queue
@@ -572,18 +600,6 @@ impl RxQueue {
         // once, never dereferenced here.
         unsafe { core::ptr::addr_of!((*self.as_raw()).mp_params.mp_priv).read_volatile() }
             .cast_const()
-    }
-
-    /// The queue of another device this one is leased to or from, read as
-    /// C reads it (`READ_ONCE(rxq->lease)`). Meaningful while the owning
-    /// device's instance lock is held, which leases change under.
-    pub fn lease(&self) -> Option<&RxQueue> {
-        // SAFETY: valid by the type invariant; the field is a pointer read
-        // once.
-        let lease = unsafe { core::ptr::addr_of!((*self.as_raw()).lease).read_volatile() };
-        // SAFETY: a lease points to a queue of a live device; a device
-        // tears its leases down before it goes.
-        (!lease.is_null()).then(|| unsafe { RxQueue::from_raw(lease) })
     }
 }
 
@@ -699,6 +715,8 @@ impl<T: DeviceEvents> DeviceNotifier<T> {
 #[pinned_drop]
 impl<T: DeviceEvents> PinnedDrop for DeviceNotifier<T> {
     fn drop(self: Pin<&mut Self>) {
+        // Sleeps (RTNL).
+        crate::task::might_sleep();
         // SAFETY: registered by `new` (type invariant); it returns once no
         // callback runs on the block any more.
         unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };

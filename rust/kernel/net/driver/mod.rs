@@ -254,32 +254,6 @@ impl<T> Device<T> {
             && unsafe { bindings::__netif_subqueue_stopped(self.0.as_raw(), idx) }
     }
 
-    /// The configuration receive queue `idx` gets when it next starts: the
-    /// driver's defaults with what its memory provider asks
-    /// (`netdev_queue_config`).
-    pub fn queue_config(&self, idx: u32) -> QueueConfig
-    where
-        T: QueueMgmt,
-    {
-        let mut raw = bindings::netdev_queue_config::default();
-        let dev = self.0.as_raw();
-        // SAFETY: a live device; the field is set before registration.
-        if unsafe { (*dev).queue_mgmt_ops }.is_null() {
-            return QueueConfig::default();
-        }
-        // SAFETY: as above; read as C reads it.
-        if idx >= unsafe { (*dev).real_num_rx_queues } {
-            return QueueConfig::default();
-        }
-        let Ok(idx) = c_int::try_from(idx) else {
-            return QueueConfig::default();
-        };
-        // SAFETY: a live device with queue management ops and queue `idx`;
-        // `raw` is written.
-        unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
-        QueueConfig::from_raw(&raw)
-    }
-
     /// Whether the user set the RSS indirection table (`ethtool -X`
     /// other than `default`): a driver keeps it when the queue count
     /// changes, and spreads a default one over the new count otherwise
@@ -334,6 +308,33 @@ impl<T> LockedDevice<T> {
         // ZST).
         // INVARIANT: locked for `'a`, per the caller.
         unsafe { &*core::ptr::from_ref(dev).cast() }
+    }
+
+    /// The configuration receive queue `idx` gets when it next starts: the
+    /// driver's defaults with what its memory provider asks
+    /// (`netdev_queue_config`). Under the instance lock, which the
+    /// queue's provider comes and goes under.
+    pub fn queue_config(&self, idx: u32) -> QueueConfig
+    where
+        T: QueueMgmt,
+    {
+        let mut raw = bindings::netdev_queue_config::default();
+        let dev = self.as_raw();
+        // SAFETY: a live device; the field is set before registration.
+        if unsafe { (*dev).queue_mgmt_ops }.is_null() {
+            return QueueConfig::default();
+        }
+        // SAFETY: as above; read as C reads it.
+        if idx >= unsafe { (*dev).real_num_rx_queues } {
+            return QueueConfig::default();
+        }
+        let Ok(idx) = c_int::try_from(idx) else {
+            return QueueConfig::default();
+        };
+        // SAFETY: a live device with queue management ops and queue `idx`,
+        // whose instance lock is held (type invariant); `raw` is written.
+        unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
+        QueueConfig::from_raw(&raw)
     }
 }
 

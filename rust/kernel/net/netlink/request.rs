@@ -157,6 +157,9 @@ impl<'a> Attr<'a> {
         let payload = self.payload();
         // CAST: the payload of an attribute is shorter than 64 KiB.
         let len = payload.len() as i32;
+        // C points the extended ACK at the attribute that failed, inside
+        // this one: forgotten below if this one is not in the request.
+        let _own = extack.keep_own();
         // SAFETY: `tb` has `N` entries, which `policy` covers (its
         // invariant); the payload is readable for `len` bytes; `extack` is
         // null or valid (its invariant).
@@ -268,6 +271,13 @@ impl<'a, const N: usize> Nested<'a, N> {
 ///
 /// Like the C macros, every setter does nothing on a request without one.
 ///
+/// An attribute it points at is one of the request's own: the core sends
+/// its offset in the request back, and warns (`netlink_ack`) about one
+/// outside it. An `ExtAck` that knows its request
+/// ([`ExtAck::from_raw_in`], [`Info::extack`]) points only at attributes
+/// inside it, and one that does not ([`ExtAck::from_raw`]) at none: the
+/// message is reported either way.
+///
 /// # Invariants
 ///
 /// `raw` is null or points to a `netlink_ext_ack` that is valid for `'a`
@@ -295,6 +305,9 @@ impl<'a, const N: usize> Nested<'a, N> {
 /// ```
 pub struct ExtAck<'a> {
     raw: *mut bindings::netlink_ext_ack,
+    /// The request's message, which every attribute it points at is in;
+    /// empty when not known.
+    msg: &'a [u8],
     _req: PhantomData<&'a mut bindings::netlink_ext_ack>,
 }
 
@@ -307,10 +320,50 @@ impl<'a> ExtAck<'a> {
     /// `ExtAck`s on this thread (the returned one, and others made for the
     /// same request) and the C functions they hand it to.
     pub unsafe fn from_raw(raw: *mut bindings::netlink_ext_ack) -> Self {
+        // SAFETY: per the caller; an empty message holds no attribute.
+        unsafe { Self::from_raw_in(raw, &[]) }
+    }
+
+    /// As [`ExtAck::from_raw`], for the request whose message is `msg`:
+    /// the attributes it reports must be inside `msg`, and those that are
+    /// not are not pointed at.
+    ///
+    /// # Safety
+    ///
+    /// As for [`ExtAck::from_raw`].
+    pub unsafe fn from_raw_in(raw: *mut bindings::netlink_ext_ack, msg: &'a [u8]) -> Self {
         // INVARIANT: per the caller.
         Self {
             raw,
+            msg,
             _req: PhantomData,
+        }
+    }
+
+    /// `attr`, if it is inside the request's message, as the core requires
+    /// of an attribute reported back; null otherwise.
+    fn in_request(&self, attr: &Attr<'_>) -> *const bindings::nlattr {
+        self.own(attr.as_raw())
+    }
+
+    /// `p`, if inside the request's message; null otherwise.
+    fn own(&self, p: *const bindings::nlattr) -> *const bindings::nlattr {
+        if self.msg.as_ptr_range().contains(&p.cast()) {
+            p
+        } else {
+            ptr::null()
+        }
+    }
+
+    /// A guard that, when dropped, forgets an attribute a C function
+    /// pointed the extended ACK at meanwhile (`bad_attr`, `miss_nest`)
+    /// if it is not in the request, as [`ExtAck::set_bad_attr`] does.
+    fn keep_own(&self) -> KeepOwn<'_, 'a> {
+        let mut before = (ptr::null(), ptr::null());
+        self.with(|e| before = (e.bad_attr, e.miss_nest));
+        KeepOwn {
+            extack: self,
+            before,
         }
     }
 
@@ -343,17 +396,19 @@ impl<'a> ExtAck<'a> {
     pub fn set_msg_attr(&self, attr: &Attr<'a>, msg: &'static CStr) {
         // SAFETY: `msg` is a NUL-terminated string.
         unsafe { bindings::do_trace_netlink_extack(msg.as_char_ptr()) };
+        let bad = self.in_request(attr);
         self.with(|e| {
             e._msg = msg.as_char_ptr();
-            e.bad_attr = attr.as_raw();
+            e.bad_attr = bad;
             e.policy = ptr::null();
         });
     }
 
     /// Points at `attr` as the culprit, with no message (`NL_SET_BAD_ATTR`).
     pub fn set_bad_attr(&self, attr: &Attr<'a>) {
+        let bad = self.in_request(attr);
         self.with(|e| {
-            e.bad_attr = attr.as_raw();
+            e.bad_attr = bad;
             e.policy = ptr::null();
         });
     }
@@ -361,8 +416,9 @@ impl<'a> ExtAck<'a> {
     /// Reports a missing attribute of type `kind`, at the top level or in
     /// `nest` (`NL_SET_ERR_ATTR_MISS`).
     pub fn set_missing(&self, nest: Option<&Attr<'a>>, kind: u16) {
+        let nest = nest.map_or(ptr::null(), |n| self.in_request(n));
         self.with(|e| {
-            e.miss_nest = nest.map_or(ptr::null(), |n| n.as_raw());
+            e.miss_nest = nest;
             e.miss_type = kind;
         });
     }
@@ -425,6 +481,28 @@ unsafe fn msg_at<'b>(raw: *const bindings::netlink_ext_ack) -> Option<&'b CStr> 
     // SAFETY: a non-null `_msg` is a NUL-terminated string left unchanged
     // for `'b`, per the caller.
     (!m.is_null()).then(|| unsafe { CStr::from_char_ptr(m) })
+}
+
+/// What [`ExtAck::keep_own`] returns.
+struct KeepOwn<'e, 'a> {
+    extack: &'e ExtAck<'a>,
+    before: (*const bindings::nlattr, *const bindings::nlattr),
+}
+
+impl Drop for KeepOwn<'_, '_> {
+    fn drop(&mut self) {
+        let ext = self.extack;
+        let (bad, miss) = self.before;
+        ext.with(|e| {
+            if e.bad_attr != bad && ext.own(e.bad_attr).is_null() {
+                e.bad_attr = ptr::null();
+                e.policy = ptr::null();
+            }
+            if e.miss_nest != miss && ext.own(e.miss_nest).is_null() {
+                e.miss_nest = ptr::null();
+            }
+        });
+    }
 }
 
 /// An extended ACK of one's own, empty until a handler reports into it:
@@ -564,9 +642,22 @@ impl<'a> Info<'a> {
 
     /// The extended ACK of the request.
     pub fn extack(&self) -> ExtAck<'a> {
+        let nlh = self.info().nlhdr;
+        // CAST: u32 to usize is lossless on Linux.
+        // SAFETY: the request's netlink header is valid for `'a`.
+        let len = unsafe { (*nlh).nlmsg_len } as usize;
+        // SAFETY: the message the core validated, `nlmsg_len` bytes from
+        // its header, readable for `'a`; its payload, where the core takes
+        // attributes from (`nlmsg_check_in_payload`), follows the header.
+        let msg = unsafe {
+            core::slice::from_raw_parts(
+                nlh.cast::<u8>().add(NLMSG_HDRLEN),
+                len.saturating_sub(NLMSG_HDRLEN),
+            )
+        };
         // SAFETY: the request's extended ACK is null or valid while it is
         // handled, and a handler reports through it alone.
-        unsafe { ExtAck::from_raw(self.info().extack) }
+        unsafe { ExtAck::from_raw_in(self.info().extack, msg) }
     }
 }
 
@@ -655,7 +746,7 @@ mod tests {
         let policy = unsafe { Policy::new(&table) };
         let mut raw = zeroed_extack()?;
         // SAFETY: `raw` is valid and used only through `extack` here.
-        let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+        let extack = unsafe { ExtAck::from_raw_in(&raw mut *raw, &m) };
         let tb = attr.parse_nested(&policy, &extack)?;
         assert_eq!(tb.get(1).and_then(|a| a.read_u32()), Some(5));
         assert_eq!(tb.get(2).and_then(|a| a.read_u32()), Some(0));
@@ -677,7 +768,7 @@ mod tests {
         let mut raw = zeroed_extack()?;
         {
             // SAFETY: `raw` is valid and used only through `extack` here.
-            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            let extack = unsafe { ExtAck::from_raw_in(&raw mut *raw, &m) };
             assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
         }
         // SAFETY: only `extack` wrote to `raw`, and nothing does now.
@@ -704,7 +795,7 @@ mod tests {
         let mut raw = zeroed_extack()?;
         {
             // SAFETY: `raw` is valid and used only through `extack` here.
-            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            let extack = unsafe { ExtAck::from_raw_in(&raw mut *raw, &m) };
             assert_eq!(attr.parse_nested(&policy, &extack).err(), Some(EINVAL));
         }
         // SAFETY: only `extack` wrote to `raw`, and nothing does now.
@@ -725,7 +816,7 @@ mod tests {
         let mut raw = zeroed_extack()?;
         {
             // SAFETY: `raw` is valid and used only through `extack` here.
-            let extack = unsafe { ExtAck::from_raw(&raw mut *raw) };
+            let extack = unsafe { ExtAck::from_raw_in(&raw mut *raw, &m) };
             let tb = attr.parse_nested(&policy, &extack)?;
             assert_eq!(tb.require(1, &attr, &extack).err(), Some(EINVAL));
         }
@@ -867,6 +958,46 @@ mod tests {
         }
         assert_eq!(raw_extack.miss_type, 2);
         assert!(raw_extack.miss_nest.is_null());
+
+        // An attribute of another buffer is not the request's: the message
+        // is reported without pointing at it, which the core would warn of.
+        let mut other = KVec::new();
+        put(&mut other, 1, &4u32.to_ne_bytes())?;
+        let stray = Attrs::new(&other).next().ok_or(EINVAL)?;
+        {
+            // SAFETY: as above.
+            let req = unsafe { Info::from_raw(&info, 3) };
+            req.extack().set_msg_attr(&stray, c"stray");
+            req.extack().set_missing(Some(&stray), 1);
+        }
+        assert!(raw_extack.bad_attr.is_null());
+        assert!(raw_extack.miss_nest.is_null());
+        assert!(!raw_extack._msg.is_null());
+        // Nor at the member of another buffer's nest that fails the policy,
+        // which C points it at.
+        let mut inner = KVec::new();
+        put(&mut inner, 1, &[1, 2])?;
+        let mut other = KVec::new();
+        nest(&mut other, 6, &inner)?;
+        let table = queue_policy();
+        // SAFETY: a well-formed table of NLA_U32 entries.
+        let policy = unsafe { Policy::new(&table) };
+        {
+            // SAFETY: as above.
+            let req = unsafe { Info::from_raw(&info, 3) };
+            let foreign = Attrs::new(&other).next().ok_or(EINVAL)?;
+            let parsed = foreign.parse_nested(&policy, &req.extack());
+            assert_eq!(parsed.err(), Some(EINVAL));
+        }
+        assert!(raw_extack.bad_attr.is_null());
+        assert!(raw_extack.policy.is_null());
+        {
+            // SAFETY: as above.
+            let req = unsafe { Info::from_raw(&info, 3) };
+            let own = req.attr(1).ok_or(EINVAL)?;
+            req.extack().set_msg_attr(&own, c"own");
+        }
+        assert_eq!(raw_extack.bad_attr, attrs[1].cast_const());
         Ok(())
     }
 }

@@ -6,7 +6,11 @@
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/dynamic_queue_limits.h`](srctree/include/linux/dynamic_queue_limits.h)
 
-use crate::types::NotThreadSafe;
+use super::Busy;
+use crate::{
+    net::skbuff::SkBuff,
+    types::NotThreadSafe, //
+};
 use core::{
     marker::PhantomData,
     ptr::NonNull, //
@@ -80,6 +84,24 @@ impl TxQueue<'_> {
         // invariant): the only sender on it, and `Added::tx_reset`, the
         // only reset, takes the same lock.
         unsafe { bindings::__netdev_tx_sent_queue(self.raw.as_ptr(), bytes, more) }
+    }
+
+    /// Stops the queue (`netif_tx_stop_queue`) and gives `skb` back to the
+    /// stack to retry once the driver wakes the queue
+    /// ([`Device::wake_queue`](super::Device::wake_queue)), when its ring
+    /// has room again. The queue stops here, at the call: a driver whose
+    /// completions wake the queue under a lock of the ring calls this
+    /// under that lock, so that a completion cannot slip between the full
+    /// ring and the stop and leave the queue stopped for good. A driver
+    /// that wakes the queue before returning the [`Busy`] gets the retry
+    /// at once again.
+    pub fn busy(&mut self, skb: SkBuff) -> Busy {
+        // SAFETY: a queue of a live device (type invariant); its `dev` is
+        // set when the device is allocated.
+        let dev = unsafe { (*self.raw.as_ptr()).dev };
+        // SAFETY: queue `idx` of `dev`, whose xmit lock is held.
+        unsafe { bindings::netif_stop_subqueue(dev, self.idx) };
+        Busy(skb)
     }
 }
 

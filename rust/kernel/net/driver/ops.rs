@@ -28,8 +28,10 @@ use core::{
 };
 
 /// A packet [`Operations::start_xmit`] gives back to the stack, which
-/// keeps it and retries it (`NETDEV_TX_BUSY`): the ring is full. The
-/// driver must have stopped the queue.
+/// keeps it and retries it (`NETDEV_TX_BUSY`): the ring is full. Only
+/// [`TxQueue::busy`] makes one, which stops the queue: given back on a
+/// running queue, the packet would be retried at once, again and again,
+/// until the ring had room.
 ///
 /// Answering busy takes the packet, so a driver cannot answer busy for one
 /// it freed or kept, which the stack would then retry. It must be the
@@ -42,14 +44,17 @@ use core::{
 ///
 /// ```
 /// use kernel::net::{
-///     driver::Busy,
+///     driver::{
+///         Busy,
+///         TxQueue, //
+///     },
 ///     skbuff::SkBuff, //
 /// };
 ///
-/// fn xmit(skb: SkBuff, room: bool) -> Result<(), Busy> {
+/// fn xmit(txq: &mut TxQueue<'_>, skb: SkBuff, room: bool) -> Result<(), Busy> {
 ///     if !room {
-///         // The stack keeps it and retries.
-///         return Err(Busy(skb));
+///         // The stack keeps it and retries once the queue is woken.
+///         return Err(txq.busy(skb));
 ///     }
 ///     // The device would send it here.
 ///     skb.consume();
@@ -61,31 +66,36 @@ use core::{
 ///
 /// ```ignore,compile_fail,E0382
 /// use kernel::net::{
-///     driver::Busy,
+///     driver::{
+///         Busy,
+///         TxQueue, //
+///     },
 ///     skbuff::SkBuff, //
 /// };
 ///
-/// fn xmit(skb: SkBuff) -> Result<(), Busy> {
+/// fn xmit(txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy> {
 ///     drop(skb); // misuse
-///     Err(Busy(skb))
+///     Err(txq.busy(skb))
 /// }
 /// ```
 ///
-/// nor answer busy without giving the packet back:
+/// nor answer busy without stopping the queue:
 ///
-/// ```ignore,compile_fail,E0308
+/// ```ignore,compile_fail,E0423
 /// use kernel::net::{
-///     driver::Busy,
+///     driver::{
+///         Busy,
+///         TxQueue, //
+///     },
 ///     skbuff::SkBuff, //
 /// };
 ///
-/// fn xmit(skb: SkBuff) -> Result<(), Busy> {
-///     drop(skb); // misuse
-///     Err(Busy) // misuse
-/// #   // twin: Err(Busy(skb))
+/// fn xmit(txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy> {
+///     Err(Busy(skb)) // misuse
+/// #   // twin: Err(txq.busy(skb))
 /// }
 /// ```
-pub struct Busy(pub SkBuff);
+pub struct Busy(pub(super) SkBuff);
 
 /// The operations of a network device driver whose per-device data is
 /// `Self`.

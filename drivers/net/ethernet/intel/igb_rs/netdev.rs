@@ -808,11 +808,10 @@ impl Operations for Nic {
                         // frees descriptors and wakes the queue under: a
                         // poll that empties the ring after this wakes it.
                         // Stopped after the lock, a poll in between would
-                        // find the queue running and leave it stopped.
-                        dev.stop_queue(qi);
+                        // find the queue running and leave it stopped. The
+                        // stack keeps the frame and retries it.
                         q.tx_stops.add(1, Relaxed);
-                        // The stack keeps it and retries.
-                        Err(Busy(skb))
+                        Err(queue.busy(skb))
                     }
                 };
                 drop(tx);

@@ -218,6 +218,8 @@ impl Attachment {
 
 impl Drop for Attachment {
     fn drop(&mut self) {
+        // Sleeps (the reservation lock).
+        crate::task::might_sleep();
         // SAFETY: the attachment is of this dma-buf and not detached yet
         // (the type invariant); it is not mapped, since a `Mapping` owns
         // the attachment it maps.
@@ -272,6 +274,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Sleeps (the reservation lock).
+        crate::task::might_sleep();
         // SAFETY: `sgt` is this attachment's mapping in `dir`, not unmapped
         // yet, and the device is still bound (the type invariant: the
         // `Devres` holding the mapping drops it before the driver unbinds).

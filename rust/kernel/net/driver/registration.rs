@@ -563,6 +563,9 @@ unsafe impl<T: Operations> Sync for Registered<T> {}
 
 impl<T: Operations> Drop for Registered<T> {
     fn drop(&mut self) {
+        // Sleeps (RTNL, the wait for the device's references): reported in
+        // atomic context with `CONFIG_DEBUG_ATOMIC_SLEEP`, every time.
+        crate::task::might_sleep();
         // First, while the device is registered still: no run of a work
         // item from here on, so none makes a counted reference to the
         // device that `unregister_netdev` would not wait for, nor sees `T`
@@ -601,6 +604,8 @@ struct Unregistered<T>(NonNull<bindings::net_device>, PhantomData<T>);
 
 impl<T> Drop for Unregistered<T> {
     fn drop(&mut self) {
+        // Sleeps (the instance lock, to take NAPI instances off).
+        crate::task::might_sleep();
         let dev = self.0.as_ptr();
         // Again if `Registered` closed it. After a registration that
         // failed, the core may have called an op, which may have queued a

@@ -307,6 +307,8 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
 #[pinned_drop]
 impl<T: DeviceWorkItem<ID>, const ID: u64> PinnedDrop for DeviceWork<T, ID> {
     fn drop(self: Pin<&mut Self>) {
+        // Sleeps, waiting for a run in progress.
+        crate::task::might_sleep();
         // A run pending or in progress is one the gate turned away (the
         // data is dropping after the registration closed it); no run
         // after the work goes.

@@ -6,7 +6,7 @@
 //! igb`); this driver is named `igb_rs` so that both can be built, and one
 //! or the other bound to a device.
 //!
-//! So far: two queue pairs, each on its own MSI-X vector, with RSS across
+//! Four queue pairs (two in use at probe) on MSI-X vectors, RSS across
 //! them; link changes on vector 0; receive buffers from per-queue page
 //! pools, with header split on request and memory providers (devmem) on
 //! the payload pools; frames sent in place, devmem frags included;

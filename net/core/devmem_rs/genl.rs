@@ -401,7 +401,7 @@ pub(crate) fn tx_binding(sk: &Sock, id: u32) -> Result<BindingRef> {
             sk.route(&rcu).ok_or(ENODEV)?
         }
     };
-    let dst_dev = core::ptr::from_ref(route.dev().ok_or(ENODEV)?).cast_mut();
+    let dst_dev = route.dev().ok_or(ENODEV)?.as_ptr().cast_mut();
     if dst_dev != binding.dev_ptr() && dst_dev != binding.vdev_ptr() {
         return Err(ENODEV);
     }

@@ -84,11 +84,32 @@ pub struct Route<'a> {
 
 impl<'a> Route<'a> {
     /// The device the route goes out of (`dst_dev_rcu`), if any.
-    pub fn dev(&self) -> Option<&'a NetDevice> {
+    pub fn dev(&self) -> Option<RcuDevice<'a>> {
         // SAFETY: the route is alive (type invariant).
         let dev = unsafe { bindings::dst_dev_rcu(self.dst.as_ptr()) };
         // SAFETY: a route's device is freed only after an RCU grace period,
         // which the section of `'a` holds off.
-        (!dev.is_null()).then(|| unsafe { NetDevice::from_raw(dev) })
+        (!dev.is_null()).then(|| RcuDevice(unsafe { NetDevice::from_raw(dev) }))
+    }
+}
+
+/// A device reached under RCU ([`Route::dev`]): which device it is, and
+/// nothing that could sleep, as taking its instance lock would inside
+/// the RCU read-side section:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::sock::Route;
+///
+/// fn out_of(route: &Route<'_>) -> bool {
+///     route.dev().map(|d| d.lock()).is_some() // misuse
+/// #   // twin: route.dev().map(|d| d.as_ptr()).is_some()
+/// }
+/// ```
+pub struct RcuDevice<'a>(&'a NetDevice);
+
+impl RcuDevice<'_> {
+    /// The device's address, to compare with a device held otherwise.
+    pub fn as_ptr(&self) -> *const NetDevice {
+        self.0
     }
 }

@@ -7,6 +7,7 @@ Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
                   [--slow FILE] [--flaky-history FILE] [--kunit-suites FILE]
                   [--debug]
        results.py EXPECTATIONS RESULTS_DIR --tsv LABEL [--debug]
+       results.py --retry-counts EXPECTATIONS SUITE OUTPUT
 
 With --tsv, judges a second run (the C core's) and prints one result line
 per suite, name suffixed with LABEL, as --after takes them.
@@ -20,7 +21,9 @@ are reported and counted as skipped. A suite whose TAP is incomplete
 came) fails.
 
 A kselftest suite the guest ran twice (see suite_kselftest in guest/run.sh)
-is judged on its second attempt, with the first attempt's failures listed;
+runs again when every claimed case that failed failed on a timeout
+(retry_counts, which --retry-counts prints for the guest), and is judged
+on its second attempt, with the first attempt's failures listed;
 a claimed case that failed in the first and passed in the second is
 flaky. --flaky-history keeps the flaky cases of the last run: a case flaky
 in two runs in a row fails.
@@ -471,6 +474,38 @@ def note_retry(base, r, suite, text, exp, before, flaky):
     return passed, nfail, skipped, lines, f'{what}, retried once'
 
 
+# What makes a failure of a case a timeout the guest retries the suite
+# for (see suite_kselftest in guest/run.sh).
+RETRY_CAUSES = re.compile(
+    r'Exception: Waiting for port listen timed out'
+    r'|socat\[[0-9]+\] E bind\(.*Address already in use'
+    r'|iou-zcrx: test failed'
+    r'|TimeoutExpired: Command .*iou-zcrx -c ')
+
+
+def retry_counts(suite, text, exp):
+    """The claimed cases of a kselftest run that failed, and how many of
+    them failed on a timeout (RETRY_CAUSES in the lines since the result
+    before): the guest runs the suite again when the two are equal and
+    not 0. A case prints its exception before its result line, and a port
+    the peer still held shows both causes: cases count, not lines.
+    Unclaimed cases, which fail for what the device or QEMU cannot do,
+    count neither way."""
+    claims = exp.get(suite, {})
+    nfail = ntimeout = 0
+    cause = False
+    for line in text.splitlines():
+        m = re.match(r'(not )?ok [0-9]+ (\S+)', line)
+        if m:
+            if m.group(1) and claim_of(claims, short_name(m.group(2)))[0] != 'unclaimed':
+                nfail += 1
+                ntimeout += cause
+            cause = False
+        elif RETRY_CAUSES.search(line):
+            cause = True
+    return nfail, ntimeout
+
+
 def load_flaky(path):
     """The flaky cases a run recorded (save_flaky): suite -> set of cases.
     Nothing when there is no such file (the first run)."""
@@ -859,6 +894,13 @@ def judge_kmemleak(res_dir, run):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ['--retry-counts']:
+        if len(args) != 4:
+            sys.exit(__doc__)
+        with open(args[3], encoding='utf-8', errors='replace') as f:
+            nfail, ntimeout = retry_counts(args[2], f.read(), load_expectations(args[1]))
+        print(nfail, ntimeout)
+        return 0
     static = after = label = None
     if '--tsv' in args:
         i = args.index('--tsv')

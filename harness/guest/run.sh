@@ -451,16 +451,12 @@ suite_kselftest() { # path
 	# them as old, and the NIC dropped nothing). The next run of the suite
 	# in the same boot passed each time (7 of 7), and so did the first on
 	# the same kernel without lockdep.
-	# A case prints its exception before its result line, and a port the
-	# peer still held shows both causes: count cases, not lines.
-	read -r nfail ntimeout < <(awk '
-		/^(not )?ok [0-9]/ {
-			if ($1 == "not") { nf++; if (cause) nt++ }
-			cause = 0
-			next
-		}
-		/Exception: Waiting for port listen timed out|socat\[[0-9]+\] E bind\(.*Address already in use|iou-zcrx: test failed|TimeoutExpired: Command .*iou-zcrx -c / { cause = 1 }
-		END { print nf + 0, nt + 0 }' "$out")
+	# results.py counts the claimed cases that failed and those that
+	# failed on one of these timeouts (retry_counts): the unclaimed ones,
+	# which fail for what the device or QEMU cannot do, do not stop a
+	# retry. It counts nothing if it cannot run, and nothing is retried.
+	read -r nfail ntimeout < <(python3 "$(dirname "$0")/../results.py" --retry-counts \
+		"$(dirname "$0")/../expectations" "$1" "$out" 2>/dev/null || echo 0 0)
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then
 		mv "$out" "$RESULTS/$name.attempt1"

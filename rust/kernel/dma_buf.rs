@@ -361,7 +361,7 @@ pub mod test_exporter {
         let table = KBox::into_raw(table);
         // The table is the first field of the `#[repr(C)]` `Table`.
         let sgt = table.cast::<bindings::sg_table>();
-        // CAST: a test uses a handful of segments.
+        // CAST: at most a page of entries (`export`).
         // SAFETY: `sgt` is a valid, empty table.
         let ret = unsafe { bindings::sg_alloc_table(sgt, n as u32, GFP_KERNEL.as_raw()) };
         if ret != 0 {
@@ -370,7 +370,7 @@ pub mod test_exporter {
             return Error::from_errno(ret).to_ptr();
         }
         // SAFETY: `sg_alloc_table` made `n` entries in one chunk: `n` is
-        // small, below `SG_MAX_SINGLE_ALLOC`.
+        // at most `SG_MAX_SINGLE_ALLOC` (`export`).
         let sgl = unsafe { core::slice::from_raw_parts_mut((*sgt).sgl, n) };
         for (sg, &(addr, len)) in sgl.iter_mut().zip(state.segments.iter()) {
             sg.dma_address = addr;
@@ -435,7 +435,13 @@ pub mod test_exporter {
 
     /// Exports a buffer of `size` bytes whose mapping, for any device, is
     /// `segments`, `(DMA address, length)` pairs. The CPU cannot access it.
+    /// `EINVAL` for no segment, or more than one page of scatterlist
+    /// entries holds (`SG_MAX_SINGLE_ALLOC`): the mapping is one chunk.
     pub fn export(size: usize, segments: &[(DmaAddress, u32)]) -> Result<ARef<DmaBuf>> {
+        let max = crate::page::PAGE_SIZE / core::mem::size_of::<bindings::scatterlist>();
+        if segments.is_empty() || segments.len() > max {
+            return Err(EINVAL);
+        }
         let mut segs = KVec::with_capacity(segments.len(), GFP_KERNEL)?;
         for &s in segments {
             segs.push(s, GFP_KERNEL)?;
@@ -474,20 +480,24 @@ pub mod test_exporter {
         }
     }
 
-    /// The state of `buf`, made by [`export`].
-    fn state_of(buf: &DmaBuf) -> &State {
-        // SAFETY: `buf` was made by `export`, whose `priv_` is a `State`
-        // that lives as long as the buffer.
-        unsafe { &*(*buf.as_raw()).priv_.cast::<State>() }
+    /// The state of `buf`, if [`export`] made it (its ops are this
+    /// exporter's).
+    fn state_of(buf: &DmaBuf) -> Option<&State> {
+        // SAFETY: a live dma-buf; `ops` is set at export and not changed.
+        let ops = unsafe { (*buf.as_raw()).ops };
+        // SAFETY: a buffer with these ops was made by `export`, whose
+        // `priv_` is a `State` that lives as long as the buffer.
+        core::ptr::eq(ops, &OPS).then(|| unsafe { &*(*buf.as_raw()).priv_.cast::<State>() })
     }
 
-    /// How many mappings of `buf`, made by [`export`], are live.
+    /// How many mappings of `buf`, made by [`export`], are live; 0 for a
+    /// buffer of another exporter.
     pub fn live_maps(buf: &DmaBuf) -> u32 {
-        state_of(buf).maps.load(Relaxed)
+        state_of(buf).map_or(0, |s| s.maps.load(Relaxed))
     }
 
     /// What the exporter saw of the mappings of a buffer.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct Seen {
         /// Mappings made.
         pub maps: u32,
@@ -515,9 +525,12 @@ pub mod test_exporter {
         .find(|&d| bindings::dma_data_direction::from(d).0 == raw)
     }
 
-    /// What the exporter saw of the mappings of `buf`, made by [`export`].
+    /// What the exporter saw of the mappings of `buf`, made by [`export`];
+    /// nothing for a buffer of another exporter.
     pub fn seen(buf: &DmaBuf) -> Seen {
-        let s = state_of(buf);
+        let Some(s) = state_of(buf) else {
+            return Seen::default();
+        };
         Seen {
             maps: s.made.load(Relaxed),
             unmaps: s.unmaps.load(Relaxed),

@@ -223,8 +223,12 @@ unsafe extern "C" fn overlap(
 }
 
 impl Drop for GenPool {
-    /// Destroys the pool (`gen_pool_destroy`). With ranges still out,
-    /// which C would `BUG()` on, it warns and leaks the pool instead.
+    /// Destroys the pool (`gen_pool_destroy`). Its chunks are freed with
+    /// `vfree`, which sleeps in process context but defers the work from
+    /// an interrupt: a pool may be dropped in softirq context (as an RCU
+    /// callback), not under a spinlock in process context. With ranges
+    /// still out, which C would `BUG()` on, it warns and leaks the pool
+    /// instead.
     fn drop(&mut self) {
         let raw = self.ptr.as_ptr();
         // SAFETY: the pool is valid (type invariant).

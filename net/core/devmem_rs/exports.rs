@@ -82,7 +82,7 @@ const _: () = assert!(
 const QUEUE_ID_POLICY_LEN: usize = attr::QUEUE_TYPE as usize + 1;
 
 /// The policy of a queue in the `queues` list of a request.
-pub(crate) fn queue_id_policy() -> Policy<'static, QUEUE_ID_POLICY_LEN> {
+pub(crate) fn queue_id_policy() -> Policy<QUEUE_ID_POLICY_LEN> {
     // SAFETY: the YNL-generated policy of the netdev family, a static with
     // `NETDEV_A_QUEUE_TYPE + 1` entries.
     unsafe { Policy::new(&bindings::netdev_queue_id_nl_policy) }

@@ -334,7 +334,7 @@ pub(crate) fn bind_tx<'a>(info: &Info<'_>, sock: impl FnOnce() -> Result<&'a Soc
         let virt = !core::ptr::eq(phys, &*dev);
         let phys_locked;
         let bind_dev: &Locked<'_> = if virt {
-            phys_locked = phys.lock();
+            phys_locked = phys.lock()?;
             // Found through a queue lease, not looked up: it may be going
             // (its unregistration, and TX bindings forgetting it, come
             // after its state changes under this lock).
@@ -371,10 +371,14 @@ pub(crate) fn sock_gone(sock: &SockPriv) {
     let mut owned = sock.lock();
     while let Some(handle) = owned.pop() {
         match handle.rx_dev() {
-            Some(dev) => {
-                let locked = dev.lock();
-                unbind(handle, Some(&locked));
-            }
+            Some(dev) => match dev.lock() {
+                Ok(locked) => unbind(handle, Some(&locked)),
+                // Not reached: the private data of a socket goes in
+                // process context (`netlink_release`), holding no
+                // device's lock. The binding, still installed, would be
+                // kept.
+                Err(_) => core::mem::forget(handle),
+            },
             None => unbind(handle, None),
         }
     }
@@ -552,7 +556,7 @@ mod tests {
         let mut taken = Binding::bind(&taken_buf, dev, DataDirection::FromDevice, shift)
             .map_err(|e| e.errno())?;
         taken.set_netdev(rig.netdev(), None)?;
-        let locked = rig.netdev().lock();
+        let locked = rig.netdev().lock()?;
         // Queue 1 is another binding's already.
         provider::install(&taken, &locked, 1, &extack)?;
 
@@ -602,7 +606,7 @@ mod tests {
         let mut h =
             Binding::bind(&buf, dev, DataDirection::FromDevice, shift).map_err(|e| e.errno())?;
         h.set_netdev(rig.netdev(), None)?;
-        let locked = rig.netdev().lock();
+        let locked = rig.netdev().lock()?;
         provider::install(&h, &locked, 0, &extack)?;
         let q = locked.rx_queue(0).ok_or(EINVAL)?;
         // What the core does to the binding's last queue when it

@@ -65,7 +65,8 @@ pub fn install(binding: &Binding, dev: &Locked<'_>, idx: u32, extack: &ExtAck<'_
         .ok_or(EINVAL)
         .and_then(|q| binding.add_rxq(q));
     if let Err(e) = recorded {
-        p.close_rxq(dev, idx);
+        // Opened just above, with these parameters, under the same lock.
+        let _ = p.close_rxq(dev, idx);
         return Err(e);
     }
     Ok(())
@@ -83,7 +84,10 @@ pub fn uninstall_all(binding: &Binding, dev: Option<&Locked<'_>>) {
         // SAFETY: the queues of a binding are queues of its device, which
         // is locked.
         let q = unsafe { q.as_ref() };
-        p.close_rxq(dev, q.index());
+        // Each was opened with these parameters, and is closed once: as
+        // the binding unbinds, or by the core as the device goes, after
+        // which this finds nothing to close.
+        let _ = p.close_rxq(dev, q.index());
     }
 }
 
@@ -272,7 +276,7 @@ mod tests {
     fn pools_of_queues_the_device_lacks_are_refused() -> Result {
         with_binding(4, |_b, dev| {
             let rig = Rig::with_queue_api(dev)?;
-            let locked = rig.netdev().lock();
+            let locked = rig.netdev().lock()?;
             // The rig has two receive queues.
             for idx in [2, 100_000, u32::MAX] {
                 // SAFETY: the instance lock is held.
@@ -326,6 +330,23 @@ mod tests {
                 Ok(_) => return Err(EINVAL),
             }
             drop(Rig::new(&LENIENT_OPS, &lenient, dev, 0)?);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn closing_what_a_queue_does_not_hold_is_refused() -> Result {
+        with_binding(4, |b, dev| {
+            let lenient = Lenient;
+            // The binding's provider on queue 0 of two.
+            let rig = Rig::new(&DEVMEM_OPS, b, dev, 0)?;
+            let locked = rig.netdev().lock()?;
+            // Another provider, a queue without one, a queue the device
+            // lacks: refused, where the core would WARN.
+            let other = MpParams::new(&LENIENT_OPS, &lenient, 0);
+            assert_eq!(other.close_rxq(&locked, 0), Err(EINVAL));
+            assert_eq!(params(b).close_rxq(&locked, 1), Err(EINVAL));
+            assert_eq!(params(b).close_rxq(&locked, 2), Err(EINVAL));
             Ok(())
         })
     }

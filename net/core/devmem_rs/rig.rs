@@ -181,7 +181,7 @@ impl<'a> Rig<'a> {
         let mut rig = Self::with_queue_api(dev)?;
         let mp = MpParams::new(ops, mp_priv, 0);
         let mut extack = ExtAckBuf::new(GFP_KERNEL)?;
-        let locked = rig.netdev().lock();
+        let locked = rig.netdev().lock()?;
         // SAFETY: `mp_priv` outlives the rig (per the caller), which closes
         // the queue in `drop` (`mp` is kept for it just below); the device
         // is not unregistered before, so `uninstall` is not needed.
@@ -198,7 +198,7 @@ impl<'a> Rig<'a> {
         self.pool = None;
         // The page pool core reads the queue's provider under the instance
         // lock.
-        let locked = self.netdev().lock();
+        let locked = self.netdev().lock()?;
         // SAFETY: the instance lock is held.
         let params = unsafe { page_pool::Params::new(dev, order, 256).rx_queue(&locked, 0) };
         let pool = Pool::new(&params);
@@ -241,9 +241,9 @@ impl Drop for Rig<'_> {
         self.pool = None;
         // Then the provider, as an unbind closes it: the core would
         // otherwise hand the queue to its `uninstall` when the device goes.
-        if let Some(mp) = self.mp.take() {
-            let locked = self.netdev().lock();
-            mp.close_rxq(&locked, 0);
+        // A test's thread holds no device's lock.
+        if let (Some(mp), Ok(locked)) = (self.mp.take(), self.netdev().lock()) {
+            let _ = mp.close_rxq(&locked, 0);
         }
         // `reg` unregisters and frees the device.
     }

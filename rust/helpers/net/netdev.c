@@ -30,6 +30,16 @@ __rust_helper void rust_helper_netdev_unlock(struct net_device *dev)
 	netdev_unlock(dev);
 }
 
+/* Whether the current task holds the instance lock of @dev. */
+__rust_helper bool rust_helper_netdev_lock_held_by_current(struct net_device *dev)
+{
+#ifdef CONFIG_PREEMPT_RT
+	return rt_mutex_owner(&dev->lock.rtmutex) == current;
+#else
+	return mutex_get_owner(&dev->lock) == (unsigned long)current;
+#endif
+}
+
 __rust_helper bool rust_helper_netdev_need_ops_lock(const struct net_device *dev)
 {
 	return netdev_need_ops_lock(dev);

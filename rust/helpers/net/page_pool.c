@@ -11,6 +11,18 @@ rust_helper_page_pool_put_full_netmem(struct page_pool *pool, netmem_ref netmem,
 	page_pool_put_full_netmem(pool, netmem, allow_direct);
 }
 
+/* Whether a provider's ops are where the page pool core accepts them. */
+__rust_helper bool rust_helper_is_kernel_rodata(unsigned long addr)
+{
+	return is_kernel_rodata(addr);
+}
+
+/* Whether a pool dropped here must leave its destruction to a workqueue. */
+__rust_helper bool rust_helper_in_interrupt(void)
+{
+	return in_interrupt();
+}
+
 __rust_helper void rust_helper_page_pool_fragment_netmem(netmem_ref netmem,
 							 long nr)
 {

@@ -35,13 +35,25 @@ use crate::{
     prelude::*,
     sync::{
         aref::AlwaysRefCounted,
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
         lock::{
             mutex::MutexBackend,
             Guard, //
         },
         Mutex,
     },
+    task::Task,
     types::Opaque,
+    workqueue::{
+        self,
+        impl_has_work,
+        new_work,
+        Work,
+        WorkItem, //
+    },
 };
 use core::{
     marker::{
@@ -413,15 +425,29 @@ impl NetDevice {
         }
     }
 
-    /// Takes the instance lock (`netdev_lock`).
-    pub fn lock(&self) -> Locked<'_> {
-        // SAFETY: the device is alive, by the type invariant.
+    /// Takes the instance lock (`netdev_lock`); `EDEADLK` if this thread
+    /// holds it already (a callback the core runs under it, such as a
+    /// [`LockedDevice`](super::driver::LockedDevice)'s, whose device this
+    /// derefs to). Sleeps.
+    pub fn lock(&self) -> Result<Locked<'_>> {
+        if self.lock_held_by_current() {
+            return Err(EDEADLK);
+        }
+        // SAFETY: the device is alive, by the type invariant; this thread
+        // does not hold its lock.
         unsafe { bindings::netdev_lock(self.as_raw()) };
         // INVARIANT: locked just above.
-        Locked {
+        Ok(Locked {
             dev: NonNull::from(self),
             _dev: PhantomData,
-        }
+        })
+    }
+
+    /// Whether this thread holds the instance lock. Exact for this thread:
+    /// only it makes itself the lock's owner, or stops being it.
+    pub(crate) fn lock_held_by_current(&self) -> bool {
+        // SAFETY: the device is alive, by the type invariant.
+        unsafe { bindings::netdev_lock_held_by_current(self.as_raw()) }
     }
 }
 
@@ -628,12 +654,31 @@ pub trait DeviceEvents: Send + Sync {
 /// exist then, none of which is a [`DeviceEvents::unregister`]. Meant to
 /// live as long as a module, or for good.
 ///
+/// Dropping it unregisters it, which takes RTNL: it sleeps. Dropped in one
+/// of its own callbacks, which hold RTNL, it leaves that to the system
+/// workqueue instead, holding a reference on the module `T`'s code is in
+/// until then, and `T` gets the events that come meanwhile.
+///
 /// # Invariants
 ///
-/// `nb` is registered with `call` as its callback, until drop.
-#[pin_data(PinnedDrop)]
-pub struct DeviceNotifier<T: DeviceEvents> {
+/// `block` is registered, with [`NotifierBlock::call`] as its callback,
+/// until drop.
+pub struct DeviceNotifier<T: DeviceEvents + 'static> {
+    block: core::mem::ManuallyDrop<Pin<KBox<NotifierBlock<T>>>>,
+}
+
+/// The registered part of a [`DeviceNotifier`], on the heap, so that the
+/// notifier may be dropped in its own callback and unregistered later.
+///
+/// # Invariants
+///
+/// `calling` is the task in the innermost [`NotifierBlock::call`] running,
+/// null outside one: the chain's calls hold RTNL, so they are all one
+/// task's.
+#[pin_data]
+struct NotifierBlock<T: DeviceEvents + 'static> {
     events: T,
+    calling: Atomic<*mut bindings::task_struct>,
     #[pin]
     nb: Opaque<bindings::notifier_block>,
     #[pin]
@@ -641,44 +686,58 @@ pub struct DeviceNotifier<T: DeviceEvents> {
 }
 
 // SAFETY: the notifier block is only used by the notifier chain, under its
-// own lock (RTNL); `T` may be sent between threads.
-unsafe impl<T: DeviceEvents> Send for DeviceNotifier<T> {}
+// own lock (RTNL); `calling` is atomic; `T` may be sent between threads.
+unsafe impl<T: DeviceEvents> Send for NotifierBlock<T> {}
 
 // SAFETY: no method reaches the notifier block through `&self`; `T` is
 // `Sync`.
-unsafe impl<T: DeviceEvents> Sync for DeviceNotifier<T> {}
+unsafe impl<T: DeviceEvents> Sync for NotifierBlock<T> {}
 
-impl<T: DeviceEvents> DeviceNotifier<T> {
+impl<T: DeviceEvents + 'static> DeviceNotifier<T> {
     /// Registers a notifier passing events to `events`.
-    pub fn new(events: T) -> impl PinInit<Self, Error> {
+    pub fn new(events: T) -> Result<Self> {
         // `events` is in place before the block is registered (fields are
         // initialised in order), so the first callback finds it.
-        try_pin_init!(Self {
-            events,
-            nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
-                // SAFETY: the initialiser may write to `slot`; an all-zero
-                // block is valid before its callback is set.
-                unsafe {
-                    slot.write(core::mem::zeroed());
-                    (*slot).notifier_call = Some(Self::call);
-                }
-                // INVARIANT: registered with `call` here, unregistered by
-                // `drop`; the block is pinned until then.
-                // SAFETY: `slot` is a valid block, pinned inside `Self`,
-                // whose `events` is initialised.
-                to_result(unsafe { bindings::register_netdevice_notifier(slot) })
-            }),
-            _pin: PhantomPinned,
+        let block = KBox::pin_init(
+            try_pin_init!(NotifierBlock {
+                events,
+                calling: Atomic::new(core::ptr::null_mut()),
+                nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
+                    // SAFETY: the initialiser may write to `slot`; an
+                    // all-zero block is valid before its callback is set.
+                    unsafe {
+                        slot.write(core::mem::zeroed());
+                        (*slot).notifier_call = Some(NotifierBlock::<T>::call);
+                    }
+                    // SAFETY: `slot` is a valid block, pinned inside a
+                    // `NotifierBlock`, whose other fields are initialised.
+                    to_result(unsafe { bindings::register_netdevice_notifier(slot) })
+                }),
+                _pin: PhantomPinned,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        // INVARIANT: registered just above, with `call`; unregistered once,
+        // when `Self` drops.
+        Ok(Self {
+            block: core::mem::ManuallyDrop::new(block),
         })
     }
 
+    /// What the notifier passes events to.
+    pub fn events(&self) -> &T {
+        &self.block.events
+    }
+}
+
+impl<T: DeviceEvents + 'static> NotifierBlock<T> {
     /// The callback of the block.
     ///
     /// # Safety
     ///
     /// `nb` is the `nb` field of a registered `Self`, and `ptr` the
     /// `struct netdev_notifier_info` of event `event`, as the netdevice
-    /// notifier chain passes them.
+    /// notifier chain passes them, with RTNL held.
     unsafe extern "C" fn call(
         nb: *mut bindings::notifier_block,
         event: c_ulong,
@@ -701,24 +760,241 @@ impl<T: DeviceEvents> DeviceNotifier<T> {
         // A move to another namespace, or the replay of a notifier being
         // dropped, leaves the device registered.
         if dev.is_going() {
+            // INVARIANT: this task, until the call returns, when an outer
+            // call's task (this one, under RTNL) or none is back.
+            let outer = this.calling.xchg(Task::current_raw(), Relaxed);
             this.events.unregister(dev);
+            this.calling.store(outer, Relaxed);
         }
         bindings::NOTIFY_DONE as c_int
     }
 
-    /// What the notifier passes events to.
-    pub fn events(&self) -> &T {
-        &self.events
+    /// Frees the block at `block`, unregistered.
+    ///
+    /// # Safety
+    ///
+    /// `block` comes from `KBox::into_raw` of a `Self` that is no longer
+    /// registered, and is not used again.
+    unsafe fn free(block: *mut c_void) {
+        // SAFETY: per the caller.
+        drop(unsafe { KBox::from_raw(block.cast::<Self>()) });
     }
 }
 
-#[pinned_drop]
-impl<T: DeviceEvents> PinnedDrop for DeviceNotifier<T> {
-    fn drop(self: Pin<&mut Self>) {
+impl<T: DeviceEvents + 'static> Drop for DeviceNotifier<T> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; `self.block` is not used again.
+        let block = unsafe { core::mem::ManuallyDrop::take(&mut self.block) };
+        // Only this task may have made itself `calling` (type invariant):
+        // in its callback, it holds RTNL, which unregistering takes.
+        if block.calling.load(Relaxed) == Task::current_raw() {
+            let nb = block.nb.get();
+            // SAFETY: the block is not moved out of the box, which is
+            // freed by `NotifierBlock::free` only.
+            let block = KBox::into_raw(unsafe { Pin::into_inner_unchecked(block) });
+            let call: unsafe extern "C" fn(_, _, _) -> _ = NotifierBlock::<T>::call;
+            // SAFETY: `nb` is registered (type invariant), in the block at
+            // `block`, which `free` frees; `call` is its callback.
+            unsafe { unregister_later(nb, NotifierBlock::<T>::free, block.cast(), call as usize) };
+            return;
+        }
         // Sleeps (RTNL).
         crate::task::might_sleep();
-        // SAFETY: registered by `new` (type invariant); it returns once no
-        // callback runs on the block any more.
-        unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
+        // SAFETY: registered (type invariant); it returns once no callback
+        // runs on the block any more, after which it is freed.
+        unsafe { bindings::unregister_netdevice_notifier(block.nb.get()) };
+    }
+}
+
+/// The unregistration of a [`DeviceNotifier`] dropped in its own callback,
+/// on the system workqueue. Not generic, so that it is the kernel's own
+/// code, not the code of the module whose notifier it unregisters, that
+/// runs last, and gives up the reference on that module (`module`, null
+/// for built-in code).
+#[pin_data]
+struct Unregister {
+    #[pin]
+    work: Work<Unregister>,
+    nb: *mut bindings::notifier_block,
+    free: unsafe fn(*mut c_void),
+    block: *mut c_void,
+    module: *mut bindings::module,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Unregister { self.work }
+}
+
+// SAFETY: the block may be unregistered and freed, and the module
+// reference given up, from any thread.
+unsafe impl Send for Unregister {}
+
+impl WorkItem for Unregister {
+    type Pointer = Pin<KBox<Self>>;
+
+    fn run(this: Pin<KBox<Self>>) {
+        // SAFETY: per `unregister_later`: `nb` is registered, in the block
+        // `free` frees, whose code the module reference keeps; from a
+        // worker that holds no lock. It returns once no callback runs on
+        // the block any more.
+        unsafe {
+            bindings::unregister_netdevice_notifier(this.nb);
+            (this.free)(this.block);
+            bindings::module_put(this.module);
+        }
+    }
+}
+
+/// Unregisters `nb` and frees `block` with `free` on the system workqueue,
+/// with a reference on the module whose code `code` is in meanwhile. If the
+/// module is going, or there is no memory for the work, the notifier stays
+/// registered, and the module too, with a warning.
+///
+/// # Safety
+///
+/// `nb` is a registered netdevice notifier block in `block`, which `free`
+/// frees; `code` is an address of the code of its callback. The caller is
+/// that callback, which holds RTNL.
+unsafe fn unregister_later(
+    nb: *mut bindings::notifier_block,
+    free: unsafe fn(*mut c_void),
+    block: *mut c_void,
+    code: usize,
+) {
+    let module = {
+        let _rcu = crate::sync::rcu::read_lock();
+        // SAFETY: under the RCU read lock, as the lookup requires.
+        unsafe { bindings::__module_address(code as c_ulong) }
+    };
+    // SAFETY: a module found above, which runs the caller: not freed yet.
+    if !module.is_null() && !unsafe { bindings::try_module_get(module) } {
+        crate::pr_warn!("netdev: a notifier dropped as its module goes stays registered\n");
+        return;
+    }
+    let work = KBox::pin_init(
+        pin_init!(Unregister {
+            work <- new_work!("DeviceNotifier::unregister"),
+            nb,
+            free,
+            block,
+            module,
+        }),
+        GFP_KERNEL,
+    );
+    match work {
+        // SAFETY: `system_percpu_wq` is a C global, always available.
+        Ok(work) => unsafe { workqueue::Queue::from_raw(bindings::system_percpu_wq) }.enqueue(work),
+        // The module reference stays, for the callback that stays.
+        Err(_) => crate::pr_warn!("netdev: a notifier dropped in its callback stays registered\n"),
+    }
+}
+
+#[macros::kunit_tests(rust_kernel_net_netdev)]
+mod tests {
+    use super::*;
+    use crate::{
+        device::Device as GenericDevice,
+        faux,
+        net::{
+            driver::{
+                Busy,
+                Device as DriverDevice,
+                LockedDevice,
+                Operations,
+                Registration,
+                TxQueue, //
+            },
+            skbuff::SkBuff,
+        },
+        sync::atomic::{
+            Acquire,
+            Release, //
+        },
+        time::{
+            delay::fsleep,
+            Delta, //
+        },
+    };
+
+    /// A device nothing is sent through.
+    struct Idle;
+
+    #[vtable]
+    impl Operations for Idle {
+        fn open(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn stop(_dev: &LockedDevice<Self>) -> Result {
+            Ok(())
+        }
+
+        fn start_xmit(
+            _dev: &DriverDevice<Self>,
+            _txq: &mut TxQueue<'_>,
+            skb: SkBuff,
+        ) -> Result<(), Busy> {
+            skb.consume();
+            Ok(())
+        }
+    }
+
+    /// The notifier of the test, which its callback drops; null once it
+    /// did.
+    static NOTIFIER: Atomic<*mut DeviceNotifier<DropsItself>> = Atomic::new(core::ptr::null_mut());
+    /// Devices the notifier heard go.
+    static HEARD: Atomic<u32> = Atomic::new(0);
+    /// Whether the notifier's events were dropped.
+    static GONE: Atomic<bool> = Atomic::new(false);
+
+    struct DropsItself;
+
+    impl DeviceEvents for DropsItself {
+        fn unregister(&self, _dev: &NetDevice) {
+            HEARD.add(1, Relaxed);
+            let notifier = NOTIFIER.xchg(core::ptr::null_mut(), Relaxed);
+            if !notifier.is_null() {
+                // SAFETY: the test made it in a box, which is taken once.
+                drop(unsafe { KBox::from_raw(notifier) });
+            }
+        }
+    }
+
+    impl Drop for DropsItself {
+        fn drop(&mut self) {
+            GONE.store(true, Release);
+        }
+    }
+
+    #[test]
+    fn a_notifier_dropped_in_its_own_callback_goes_after_it() -> Result {
+        HEARD.store(0, Relaxed);
+        GONE.store(false, Release);
+        let notifier = KBox::new(DeviceNotifier::new(DropsItself)?, GFP_KERNEL)?;
+        NOTIFIER.store(KBox::into_raw(notifier), Relaxed);
+        let faux = faux::Registration::new(c"rust_net_netdev", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x04],
+            Ok::<_, Error>(Idle),
+            |_| Ok(()),
+        )?;
+        // Unregisters the device, under RTNL: the notifier's callback
+        // drops the notifier, which leaves unregistering it for later.
+        drop(reg);
+        assert!(NOTIFIER.load(Relaxed).is_null());
+        assert!(HEARD.load(Relaxed) >= 1);
+        for _ in 0..1000 {
+            if GONE.load(Acquire) {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert!(GONE.load(Acquire));
+        Ok(())
     }
 }

@@ -78,8 +78,16 @@ impl TxQueue<'_> {
     /// right away. Returns whether the driver must tell the device about
     /// the frames queued so far now (write the ring's tail): when nothing
     /// more follows, or the queue is stopped (by BQL or the driver), so
-    /// that no later call would.
+    /// that no later call would. More bytes than BQL counts at once
+    /// (`DQL_MAX_OBJECT`, a sixteenth of `u32::MAX`), which no frame
+    /// has, are not counted, with a warning (once), and the device told.
     pub fn sent(&mut self, bytes: u32, more: bool) -> bool {
+        // `DQL_MAX_OBJECT` (`UINT_MAX / 16`; bindgen does not evaluate it).
+        const MAX_OBJECT: u32 = u32::MAX / 16;
+        if bytes > MAX_OBJECT {
+            crate::pr_warn_once!("bql: {} bytes sent at once are not counted\n", bytes);
+            return true;
+        }
         // SAFETY: a queue of a live device whose xmit lock is held (type
         // invariant): the only sender on it, and `Added::tx_reset`, the
         // only reset, takes the same lock.

@@ -162,27 +162,6 @@ impl<T> Device<T> {
         unsafe { parent.as_bound() }
     }
 
-    /// Runs `f` under RTNL and the device's instance lock, taken in that
-    /// order, as the core runs [`Operations::open`] and
-    /// [`Operations::stop`]: for work a driver starts itself, such as a
-    /// reset from a work item. Process context, holding neither lock
-    /// (they do not nest), and not from anything RTNL's holders wait for.
-    pub fn with_rtnl_locked<R>(&self, f: impl FnOnce(&RtnlLockedDevice<T>) -> R) -> R {
-        // SAFETY: process context without RTNL, per the documentation.
-        unsafe { bindings::rtnl_lock() };
-        let r = {
-            let _locked = self.lock();
-            // SAFETY: RTNL and the instance lock are held until `_locked`
-            // drops and RTNL is released, after `f` returns; `f` takes the
-            // reference for any lifetime, so it cannot keep it past the
-            // call.
-            f(unsafe { RtnlLockedDevice::from_device(self) })
-        };
-        // SAFETY: taken above.
-        unsafe { bindings::rtnl_unlock() };
-        r
-    }
-
     /// Whether the device is up (`netif_running`).
     pub fn is_running(&self) -> bool {
         // SAFETY: a live device.
@@ -278,6 +257,90 @@ impl<T> core::ops::Deref for Device<T> {
     }
 }
 
+/// A [`Device`] reached in process context by a thread that holds neither
+/// RTNL nor the device's instance lock: what [`DeviceWorkItem::run`] gets.
+/// Work the driver starts itself under those locks (a reset, say) takes
+/// them from here ([`UnlockedDevice::with_rtnl_locked`]), and from no
+/// callback of the core, which may hold either, or run with bottom halves
+/// off:
+///
+/// ```ignore,compile_fail,E0599
+/// use kernel::net::driver::LockedDevice;
+/// # // twin: use kernel::net::driver::UnlockedDevice;
+///
+/// fn reset<T>(dev: &LockedDevice<T>) { // misuse
+/// # // twin: fn reset<T>(dev: &UnlockedDevice<T>) {
+///     let _ = dev.with_rtnl_locked(|_| Ok(()));
+/// }
+/// ```
+///
+/// Only a reference exists, for the call, and it is not `Send`. A job
+/// that takes the locks is not waited for under them
+/// ([`DeviceWork::disable_sync`]).
+///
+/// # Invariants
+///
+/// The thread that has the reference may sleep, and, outside
+/// [`UnlockedDevice::with_rtnl_locked`], holds neither RTNL nor the
+/// device's instance lock, for as long as the reference lives.
+#[repr(transparent)]
+pub struct UnlockedDevice<T>(Device<T>, NotThreadSafe);
+
+impl<T> UnlockedDevice<T> {
+    /// The device `dev`, reached by the caller.
+    ///
+    /// # Safety
+    ///
+    /// For `'a`, the caller may sleep, and holds neither RTNL nor `dev`'s
+    /// instance lock.
+    pub(crate) unsafe fn from_device<'a>(dev: &'a Device<T>) -> &'a Self {
+        // SAFETY: `Self` is transparent over `Device<T>` (the marker is a
+        // ZST).
+        // INVARIANT: per the caller.
+        unsafe { &*core::ptr::from_ref(dev).cast() }
+    }
+
+    /// Runs `f` under RTNL and the device's instance lock, taken in that
+    /// order, as the core runs [`Operations::open`] and
+    /// [`Operations::stop`]. `EDEADLK`, without calling `f`, from inside
+    /// another call's `f` (which holds both locks). Not while holding the
+    /// instance lock of another device ([`NetDevice::lock`]), which RTNL
+    /// comes before, as lockdep reports.
+    pub fn with_rtnl_locked<R>(
+        &self,
+        f: impl FnOnce(&RtnlLockedDevice<T>) -> Result<R>,
+    ) -> Result<R> {
+        // Outside a call of this method, this thread holds neither lock
+        // (type invariant); inside one, it holds both.
+        if self.lock_held_by_current() {
+            return Err(EDEADLK);
+        }
+        // SAFETY: process context without RTNL, per the above.
+        unsafe { bindings::rtnl_lock() };
+        // SAFETY: a live device, whose instance lock this thread does not
+        // hold; RTNL comes first, as for the core.
+        unsafe { bindings::netdev_lock(self.as_raw()) };
+        // SAFETY: RTNL and the instance lock are held until `f` returns;
+        // `f` takes the reference for any lifetime, so it cannot keep it
+        // past the call.
+        let r = f(unsafe { RtnlLockedDevice::from_device(&self.0) });
+        // SAFETY: both taken above, released in the reverse order.
+        unsafe {
+            bindings::netdev_unlock(self.as_raw());
+            bindings::rtnl_unlock();
+        }
+        r
+    }
+}
+
+impl<T> core::ops::Deref for UnlockedDevice<T> {
+    type Target = Device<T>;
+
+    fn deref(&self) -> &Device<T> {
+        &self.0
+    }
+}
+
 /// A [`Device`] whose instance lock (`netdev_lock`) is held: what the
 /// callbacks the core runs under the lock get, and the proof that what
 /// needs the lock takes, such as enabling a NAPI instance
@@ -360,9 +423,9 @@ impl<'a> crate::net::page_pool::Params<'a> {
 }
 
 /// A [`LockedDevice`] whose caller also holds RTNL (`rtnl_lock`), taken
-/// before the instance lock: what [`Device::with_rtnl_locked`] and the
-/// ethtool op `set_channels` get, and
-/// the proof that changing the queue counts of a registered device needs
+/// before the instance lock: what [`UnlockedDevice::with_rtnl_locked`]
+/// and the ethtool op `set_channels` get, and the proof that changing the
+/// queue counts of a registered device needs
 /// ([`RtnlLockedDevice::set_real_num_queues`]).
 ///
 /// Only a reference exists, for the call, and it is not `Send`: a queue
@@ -403,12 +466,41 @@ impl<T> RtnlLockedDevice<T> {
     /// Sets how many of the transmit and receive queues allocated with
     /// the device are in use (`netif_set_real_num_queues`). The driver
     /// must no longer use the queues that go: their packets are flushed
-    /// and their NAPI and interrupts should be quiet.
+    /// and their NAPI and interrupts should be quiet. `EBUSY` if a queue
+    /// that would go is in use (`netdev_queue_busy`: a memory provider,
+    /// a lease, an AF_XDP socket), as the core checks before
+    /// `set_channels`: the provider of a queue out of use could not be
+    /// closed, and would outlive its memory on the queue.
     pub fn set_real_num_queues(&self, tx: u32, rx: u32) -> Result {
+        // SAFETY: RTNL and the instance lock are held (type invariant).
+        if unsafe { queues_busy(self.as_raw(), tx, rx) } {
+            return Err(EBUSY);
+        }
         // SAFETY: a live device; RTNL and the instance lock are held (type
         // invariant), as the C function asserts for a registered device.
         to_result(unsafe { bindings::netif_set_real_num_queues(self.as_raw(), tx, rx) })
     }
+}
+
+/// Whether a queue of `dev` at or above `tx` or `rx` that is in use now
+/// is busy (`netdev_queue_busy`). Not generic, so that the C function,
+/// which is not exported, is called from the kernel itself.
+///
+/// # Safety
+///
+/// `dev` is a live device, whose RTNL and instance lock the caller holds.
+unsafe fn queues_busy(dev: *mut bindings::net_device, tx: u32, rx: u32) -> bool {
+    let busy = |from: u32, to: u32, ty: bindings::netdev_queue_type| {
+        // SAFETY: a live device, with RTNL and the instance lock held, as
+        // the C function needs; each index is below the queue count in
+        // use, so the device has the queue. No extack.
+        (from..to)
+            .any(|i| unsafe { bindings::netdev_queue_busy(dev, i, ty, core::ptr::null_mut()) })
+    };
+    // SAFETY: a live device; the counts change under the locks held.
+    let (old_tx, old_rx) = unsafe { ((*dev).real_num_tx_queues, (*dev).real_num_rx_queues) };
+    busy(rx, old_rx, bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_RX)
+        || busy(tx, old_tx, bindings::netdev_queue_type_NETDEV_QUEUE_TYPE_TX)
 }
 
 impl<T> core::ops::Deref for RtnlLockedDevice<T> {

@@ -129,7 +129,9 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// [`SkBuff`], any of its ways, is fine there.
     fn start_xmit(dev: &Device<Self>, txq: &mut TxQueue<'_>, skb: SkBuff) -> Result<(), Busy>;
 
-    /// Fills in counters (`ndo_get_stats64`).
+    /// Fills in counters (`ndo_get_stats64`). Called under the RCU read
+    /// lock (`/proc/net/dev`) or another device's spinlock (bonding,
+    /// team), without the instance lock: it must not sleep.
     fn get_stats64(_dev: &Device<Self>, _stats: &mut Stats64) {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }

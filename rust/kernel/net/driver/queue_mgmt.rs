@@ -64,6 +64,10 @@ pub trait QueueMgmt: Operations {
     fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<Self::RxQueueMem>;
 
     /// Starts receive queue `idx` on `mem`; on failure, hands `mem` back.
+    /// When new memory fails to start, the core starts the queue again on
+    /// the memory [`QueueMgmt::rx_stop`] gave up, and WARNs if that fails
+    /// too: a driver keeps what restarting the old memory needs (as C
+    /// drivers do), so that it does not.
     fn rx_start(
         dev: &LockedDevice<Self>,
         mem: Self::RxQueueMem,

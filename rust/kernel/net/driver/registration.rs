@@ -485,10 +485,12 @@ impl<'a, T: Operations> Registration<'a, T> {
             // promises the callbacks.
             (*raw).request_ops_lock = true;
             bindings::eth_hw_addr_set(raw, mac.as_ptr());
-            // `start_xmit` owns the `SkBuff` it gets: no sender may hand
-            // it one it holds another reference to (pktgen does, with
-            // the flag `ether_setup` sets). The bit field is read and
-            // written through a raw place, as in `set_unicast_filter`.
+            // Without the flag `ether_setup` sets, pktgen neither clones
+            // nor bursts the packet it hands `start_xmit` again; it may
+            // still hold a reference of its own (its default), which is
+            // why what writes a `SkBuff` checks that it is exclusive. The
+            // bit field is read and written through a raw place, as in
+            // `set_unicast_filter`.
             type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
             let bits = &raw mut (*raw).__bindgen_anon_1.__bindgen_anon_1;
             // CAST: a flag of the 32-bit field.

@@ -8,7 +8,8 @@
 use super::{
     registration::Private,
     Device,
-    Operations, //
+    Operations,
+    UnlockedDevice, //
 };
 use crate::{
     prelude::*,
@@ -33,10 +34,12 @@ use core::marker::{
 /// A job of a network driver, run in process context by a [`DeviceWork`]
 /// in the driver's data. `ID` tells apart the jobs of one driver.
 pub trait DeviceWorkItem<const ID: u64 = 0>: Operations {
-    /// Does the job, for `dev`. May sleep. Runs neither concurrently with
-    /// itself, nor after [`DeviceWork::disable_sync`] returned, nor once
-    /// the [`Registration`](super::Registration) started to go.
-    fn run(dev: &Device<Self>);
+    /// Does the job, for `dev`. May sleep, and take RTNL and the device's
+    /// instance lock ([`UnlockedDevice::with_rtnl_locked`]), neither of
+    /// which the run holds. Runs neither concurrently with itself, nor
+    /// after [`DeviceWork::disable_sync`] returned, nor once the
+    /// [`Registration`](super::Registration) started to go.
+    fn run(dev: &UnlockedDevice<Self>);
 }
 
 /// The gate the runs of every [`DeviceWork`] of a device pass, in the
@@ -146,7 +149,8 @@ impl Runs {
 /// nest, as those of C.
 ///
 /// A driver need not disable it before the device goes, though it may
-/// (in [`Operations::stop`], say): [`Registration`](super::Registration)
+/// (in [`Operations::stop`], for a job that takes neither RTNL nor the
+/// instance lock, say): [`Registration`](super::Registration)
 /// first closes the gate of the device's runs ([`Runs`]), waiting for a
 /// run in progress, so [`DeviceWorkItem::run`] is not called again, even
 /// for a run still pending or queued later. Only then does it unregister
@@ -245,12 +249,12 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
         let cpu = bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int;
         // SAFETY: `dwork` is initialised and pinned (type invariant), and
         // stays valid until `self` is dropped, which disables it first;
-        // `system_wq` is always valid.
+        // `system_percpu_wq` is always valid.
         unsafe {
             if now {
-                bindings::mod_delayed_work_on(cpu, bindings::system_wq, self.raw(), delay)
+                bindings::mod_delayed_work_on(cpu, bindings::system_percpu_wq, self.raw(), delay)
             } else {
-                bindings::queue_delayed_work_on(cpu, bindings::system_wq, self.raw(), delay)
+                bindings::queue_delayed_work_on(cpu, bindings::system_percpu_wq, self.raw(), delay)
             }
         }
     }
@@ -264,7 +268,10 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
 
     /// Drops a pending run, waits for one in progress, and refuses new
     /// ones until [`DeviceWork::enable`]. Sleeps: process context, and
-    /// not from the job itself, which would wait for itself.
+    /// not from the job itself, which would wait for itself, nor under a
+    /// lock the job takes (RTNL or the instance lock, for a job that
+    /// resets the device: not in a callback of the core), which lockdep
+    /// reports.
     pub fn disable_sync(&self) {
         // SAFETY: initialised and pinned (type invariant).
         unsafe { bindings::disable_delayed_work_sync(self.raw()) };
@@ -299,7 +306,9 @@ impl<T: DeviceWorkItem<ID>, const ID: u64> DeviceWork<T, ID> {
         // the registration has not closed it yet and waits for the run
         // before it unregisters the device and drops `T`: `T` is whole,
         // and the device registered or being set up, for the whole call.
-        T::run(unsafe { Device::from_raw(dev) });
+        // The run is a worker's of the system workqueue, in process
+        // context, holding no lock.
+        T::run(unsafe { UnlockedDevice::from_device(Device::from_raw(dev)) });
         runs.leave();
     }
 }
@@ -391,7 +400,7 @@ mod tests {
     }
 
     impl DeviceWorkItem for Poc {
-        fn run(dev: &Device<Self>) {
+        fn run(dev: &UnlockedDevice<Self>) {
             if !ALIVE.load(Acquire) {
                 LATE.add(1, Relaxed);
             }

@@ -203,7 +203,8 @@ pub trait Ops: Operations {
     }
 
     /// The link's speed, duplex and modes (`get_link_ksettings`, `ethtool
-    /// DEV`). Process context, under RTNL and the instance lock: may sleep.
+    /// DEV`). Process context, under the instance lock (and RTNL, when
+    /// the ioctl or another device's driver asks): may sleep.
     fn link_ksettings(_dev: &Device<Self>) -> Result<LinkSettings> {
         build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }

@@ -372,7 +372,11 @@ impl<T: Poll> Napi<T> {
     /// reached only through `dev`'s data (it is in it, or owned by it): it
     /// is borrowed only while the data is initialised, or while the data
     /// drops, which the registration does only after it took the instance
-    /// off. No other instance of `dev` has `index`.
+    /// off. No other instance of `dev` has `index`. If `owner`'s type has
+    /// a `Drop` of its own, that drop takes the instance off first
+    /// ([`Added::remove`]) or runs only once the registration has: an
+    /// object's drop runs before its fields', so before this `Napi`'s, and
+    /// takes the owner `&mut` while a poll may still hold it shared.
     pub unsafe fn add<'a>(
         &'a self,
         dev: &LockedDevice<T::Data>,
@@ -484,19 +488,26 @@ impl<T: Poll> PinnedDrop for Napi<T> {
             return;
         }
         let dev = inst.device();
-        // SAFETY: the device outlives the instance (type invariant). The
-        // lock is not held here: the `Napi` is not dropped under it (it
-        // would deadlock, not corrupt).
-        unsafe { bindings::netdev_lock(dev) };
+        // SAFETY: the device outlives the instance (type invariant).
+        // Dropped in a callback that runs under the instance lock, the
+        // `Napi` finds the lock held by this thread, and does not take it
+        // again.
+        let held = unsafe { bindings::netdev_lock_held_by_current(dev) };
+        if !held {
+            // SAFETY: as above; this thread does not hold the lock.
+            unsafe { bindings::netdev_lock(dev) };
+        }
         // Again under the lock: the registration may have taken the
         // instance off meanwhile.
         let on = inst.state.load(Relaxed) != OFF;
         if on {
-            // SAFETY: on its device, locked just above.
+            // SAFETY: on its device, whose lock this thread holds.
             unsafe { inst.take_off() };
         }
-        // SAFETY: locked above.
-        unsafe { bindings::netdev_unlock(dev) };
+        if !held {
+            // SAFETY: locked above.
+            unsafe { bindings::netdev_unlock(dev) };
+        }
         if on {
             // SAFETY: no requirements; waits out lockless readers of the
             // device's NAPI list, as `netif_napi_del` does.
@@ -824,7 +835,9 @@ impl<'a> super::page_pool::Params<'a> {
     /// Only `napi`'s poll allocates from the pool while `napi` is enabled.
     /// The pool is destroyed, or
     /// [`Pool::disable_direct_recycling`](super::page_pool::Pool::disable_direct_recycling) is
-    /// called, while `napi` is disabled, before it is removed.
+    /// called, while `napi` is disabled, before it is removed. A pool still
+    /// tied to `napi` is not dropped in atomic context: its destruction
+    /// would then come later, on a workqueue.
     pub unsafe fn napi<T: Poll>(mut self, napi: &'a Napi<T>) -> Self {
         self.fast().napi = napi.as_raw();
         self
@@ -981,7 +994,9 @@ mod tests {
         )?;
         let dev = reg.device();
         let q = &dev.data().q;
-        dev.with_rtnl_locked(|locked| -> Result {
+        // SAFETY: the test's thread, in process context, holds no lock.
+        let unlocked = unsafe { crate::net::driver::UnlockedDevice::from_device(dev) };
+        unlocked.with_rtnl_locked(|locked| -> Result {
             // SAFETY: the owner is the queue the instance is in, which
             // has nothing else; the queue is in the data of `dev`, the
             // only device it is added to, and reached only through it;
@@ -1008,11 +1023,84 @@ mod tests {
         Ok(())
     }
 
+    /// A queue made and dropped while the device runs.
+    #[pin_data]
+    struct SpareQueue {
+        #[pin]
+        napi: Napi<SpareQueue>,
+    }
+
+    impl Poll for SpareQueue {
+        type Data = SpareData;
+
+        fn poll(_this: &Self, napi: NapiPoll<'_, Self>) -> i32 {
+            napi.complete_done(0);
+            0
+        }
+    }
+
+    #[pin_data]
+    struct SpareData {
+        #[pin]
+        slot: crate::sync::Mutex<Option<Pin<KBox<SpareQueue>>>>,
+    }
+
+    idle_ops!(SpareData);
+
+    #[test]
+    fn a_napi_dropped_under_the_instance_lock_is_taken_off() -> Result {
+        let faux = faux::Registration::new(c"rust_net_napi", None)?;
+        let parent: &faux::Device<Bound> = faux.as_ref();
+        let parent: &GenericDevice<Bound> = parent.as_ref();
+        let reg = Registration::new(
+            parent,
+            1,
+            1,
+            &[0x02, 0, 0, 0, 0x13, 0x03],
+            try_pin_init!(SpareData {
+                slot <- crate::new_mutex!(None),
+            }? Error),
+            |_| Ok(()),
+        )?;
+        let dev = reg.device();
+        // SAFETY: the test's thread, in process context, holds no lock.
+        let unlocked = unsafe { crate::net::driver::UnlockedDevice::from_device(dev) };
+        unlocked.with_rtnl_locked(|locked| -> Result {
+            // The locks this thread holds are not taken again.
+            assert_eq!(locked.lock().err(), Some(EDEADLK));
+            assert_eq!(unlocked.with_rtnl_locked(|_| Ok(())).err(), Some(EDEADLK));
+            let q = KBox::pin_init(
+                pin_init!(SpareQueue {
+                    napi <- Napi::new(),
+                }),
+                GFP_KERNEL,
+            )?;
+            let mut slot = dev.data().slot.lock();
+            let q = &**slot.insert(q);
+            // SAFETY: the owner is the queue the instance is in, which has
+            // nothing else and no drop of its own; the queue is in the data
+            // of `dev`, the only device it is added to, and reached only
+            // through it; index 0 is its alone.
+            let napi = unsafe { q.napi.add(locked, q, 0)? };
+            napi.enable(locked);
+            // Dropped under the instance lock, as a callback would: taken
+            // off in place, not waiting for the lock.
+            *slot = None;
+            // SAFETY: the list changes under the instance lock, held.
+            let list = unsafe { &raw mut (*dev.as_raw()).napi_list };
+            // SAFETY: as above.
+            assert!(core::ptr::eq(unsafe { (*list).next }, list));
+            Ok(())
+        })?;
+        drop(reg);
+        Ok(())
+    }
+
     /// Frames the poll of [`GroQueue`] handed to GRO.
     static HANDED: Atomic<u32> = Atomic::new(0);
 
     /// A queue whose poll hands GRO a frame that names another device, one
-    /// that names none, and one of its own.
+    /// that names none, one of its own that is shared, and one of its own.
     #[pin_data]
     struct GroQueue {
         #[pin]
@@ -1026,7 +1114,12 @@ mod tests {
             let other = napi.dev().data().other;
             if let Some(rx) = napi.rx() {
                 let own: &NetDevice = rx.dev();
-                for (dev, keep) in [(other, true), (own, false), (own, true)] {
+                for (dev, keep, shared) in [
+                    (other, true, false),
+                    (own, false, false),
+                    (own, true, true),
+                    (own, true, false),
+                ] {
                     // A broadcast frame of an unknown protocol (0xffff):
                     // the stack counts it dropped on the device it names.
                     let Some(mut skb) = rx.alloc_skb(64) else {
@@ -1047,7 +1140,17 @@ mod tests {
                         };
                     }
                     HANDED.add(1, Relaxed);
+                    let raw = skb.as_raw();
+                    if shared {
+                        // SAFETY: a live buffer; the poll holds a second
+                        // reference across the call, as pktgen would.
+                        unsafe { bindings::refcount_inc(&raw mut (*raw).users) };
+                    }
                     rx.gro_receive(skb);
+                    if shared {
+                        // SAFETY: the reference taken above.
+                        unsafe { bindings::consume_skb(raw) };
+                    }
                 }
             }
             napi.complete_done(0);
@@ -1107,7 +1210,9 @@ mod tests {
         HANDED.store(0, Relaxed);
         let (mine, theirs) = (rx_dropped(dev), rx_dropped(other_dev));
         let q = &dev.data().q;
-        dev.with_rtnl_locked(|locked| -> Result {
+        // SAFETY: the test's thread, in process context, holds no lock.
+        let unlocked = unsafe { crate::net::driver::UnlockedDevice::from_device(dev) };
+        unlocked.with_rtnl_locked(|locked| -> Result {
             // SAFETY: as in `no_poll_once_the_registration_goes`.
             let napi = unsafe { q.napi.add(locked, q, 0)? };
             napi.enable(locked);
@@ -1120,11 +1225,13 @@ mod tests {
             }
             fsleep(Delta::from_millis(10));
         }
-        // All three went to GRO; only the device's own reached the stack,
-        // which dropped it, unknown, on the device. The others were freed
-        // before: the other device saw nothing, and the one that named no
-        // device did not reach the stack, which would have crashed on it.
-        assert_eq!(HANDED.load(Relaxed), 3);
+        // All four went to GRO; only the device's own exclusive one reached
+        // the stack, which dropped it, unknown, on the device. The others
+        // were freed before: the other device saw nothing, the one that
+        // named no device did not reach the stack, which would have
+        // crashed on it, and GRO did not take the shared one, which it
+        // would have freed under its other holder.
+        assert_eq!(HANDED.load(Relaxed), 4);
         assert_eq!(rx_dropped(dev), mine + 1);
         assert_eq!(rx_dropped(other_dev), theirs);
         drop(reg);
@@ -1444,7 +1551,9 @@ mod tests {
         let q = &dev.data().q;
         // A faux device has no DMA mask: the pool does not map.
         let pool = Pool::new(&Params::new(parent, 0, 16).unmapped())?;
-        dev.with_rtnl_locked(|locked| -> Result {
+        // SAFETY: the test's thread, in process context, holds no lock.
+        let unlocked = unsafe { crate::net::driver::UnlockedDevice::from_device(dev) };
+        unlocked.with_rtnl_locked(|locked| -> Result {
             // SAFETY: as in `no_poll_once_the_registration_goes`.
             let napi = unsafe { q.napi.add(locked, q, 0)? };
             let id = napi.attach_pool(locked, pool).map_err(|(e, _)| e)?;

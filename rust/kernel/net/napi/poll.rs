@@ -448,8 +448,19 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// dropped instead (`SKB_DROP_REASON_DEV_READY`): GRO may hold a
     /// packet on the instance's lists until a later flush, and only this
     /// instance's device is known to outlive them.
+    ///
+    /// GRO frees the packets it merges, and moves frags between their
+    /// shared infos, whoever else holds them: a packet that is shared or
+    /// cloned (one `start_xmit` got, looped back) is dropped
+    /// (`SKB_DROP_REASON_NOT_SPECIFIED`). One that a socket still owns is
+    /// made fit for GRO as the C loopback drivers make it
+    /// (`skb_prepare_for_gro`).
     #[inline]
     pub fn gro_receive(&self, skb: SkBuff) {
+        if !skb.is_exclusive() {
+            skb.drop_reason(DropReason::NotSpecified);
+            return;
+        }
         // SAFETY: the buffer is ours and valid; while it is on no list,
         // the member of its union that is live is `dev` (set by
         // `eth_type_trans`, by `napi_alloc_skb` to the instance's device,
@@ -465,8 +476,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
             skb.drop_reason(DropReason::DevReady);
             return;
         }
+        // SAFETY: the buffer is ours alone, and valid.
+        unsafe { bindings::skb_prepare_for_gro(skb.as_raw()) };
         // SAFETY: in this instance's poll, with a budget; the buffer is
-        // given up, and names the instance's device.
+        // given up, ours alone, and names the instance's device.
         unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
     }
 

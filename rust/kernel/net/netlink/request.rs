@@ -146,7 +146,7 @@ impl<'a> Attr<'a> {
     /// `NLA_F_NESTED`, and errors are reported through `extack`.
     pub fn parse_nested<const N: usize>(
         &self,
-        policy: &Policy<'_, N>,
+        policy: &Policy<N>,
         extack: &ExtAck<'a>,
     ) -> Result<Nested<'a, N>> {
         if !self.is_nested() {
@@ -215,14 +215,19 @@ impl<'a> Iterator for Attrs<'a> {
 
 /// A C attribute policy with `N` entries, for types `0..N`.
 ///
+/// The table is `'static`: the netlink core keeps a pointer to the entry
+/// an attribute failed in the request's extended ACK, and reads it (and
+/// the nested policies it names) when it writes the ACK, after the handler
+/// returned.
+///
 /// # Invariants
 ///
 /// `table` is a well-formed policy, as the netlink core expects.
-pub struct Policy<'p, const N: usize> {
-    table: &'p [bindings::nla_policy; N],
+pub struct Policy<const N: usize> {
+    table: &'static [bindings::nla_policy; N],
 }
 
-impl<'p, const N: usize> Policy<'p, N> {
+impl<const N: usize> Policy<N> {
     /// Wraps a C policy table.
     ///
     /// # Safety
@@ -230,7 +235,7 @@ impl<'p, const N: usize> Policy<'p, N> {
     /// `table` is a policy the netlink core can validate against: every
     /// entry's type, validation and pointers are consistent, as in the
     /// tables the YNL code generator emits.
-    pub const unsafe fn new(table: &'p [bindings::nla_policy; N]) -> Self {
+    pub const unsafe fn new(table: &'static [bindings::nla_policy; N]) -> Self {
         // INVARIANT: the caller guarantees a well-formed table.
         Self { table }
     }
@@ -690,14 +695,20 @@ mod tests {
     }
 
     /// The policy of the netdev family's queue-id nest, as YNL generates it.
-    fn queue_policy() -> [bindings::nla_policy; 3] {
+    /// A policy of two `NLA_U32` attributes, of types 1 and 2.
+    struct QueuePolicy([bindings::nla_policy; 3]);
+
+    // SAFETY: only read, and its pointers are null.
+    unsafe impl Sync for QueuePolicy {}
+
+    static QUEUE_POLICY: QueuePolicy = QueuePolicy({
         // SAFETY: all-zero is a valid policy entry (NLA_UNSPEC).
         let mut p: [bindings::nla_policy; 3] = unsafe { core::mem::zeroed() };
         // CAST: policy types fit the u8 field.
         p[1].type_ = bindings::NLA_U32 as u8;
         p[2].type_ = bindings::NLA_U32 as u8;
         p
-    }
+    });
 
     #[test]
     fn walks_attributes_in_order_and_by_kind() -> Result {
@@ -741,9 +752,8 @@ mod tests {
         let mut m = KVec::new();
         nest(&mut m, 6, &inner)?;
         let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
-        let table = queue_policy();
         // SAFETY: a well-formed table of NLA_U32 entries.
-        let policy = unsafe { Policy::new(&table) };
+        let policy = unsafe { Policy::new(&QUEUE_POLICY.0) };
         let mut raw = zeroed_extack()?;
         // SAFETY: `raw` is valid and used only through `extack` here.
         let extack = unsafe { ExtAck::from_raw_in(&raw mut *raw, &m) };
@@ -762,9 +772,8 @@ mod tests {
         let mut m = KVec::new();
         put(&mut m, 6, &inner)?;
         let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
-        let table = queue_policy();
         // SAFETY: a well-formed table of NLA_U32 entries.
-        let policy = unsafe { Policy::new(&table) };
+        let policy = unsafe { Policy::new(&QUEUE_POLICY.0) };
         let mut raw = zeroed_extack()?;
         {
             // SAFETY: `raw` is valid and used only through `extack` here.
@@ -789,9 +798,8 @@ mod tests {
         let mut m = KVec::new();
         nest(&mut m, 6, &inner)?;
         let attr = Attrs::new(&m).next().ok_or(EINVAL)?;
-        let table = queue_policy();
         // SAFETY: a well-formed table of NLA_U32 entries.
-        let policy = unsafe { Policy::new(&table) };
+        let policy = unsafe { Policy::new(&QUEUE_POLICY.0) };
         let mut raw = zeroed_extack()?;
         {
             // SAFETY: `raw` is valid and used only through `extack` here.
@@ -979,9 +987,8 @@ mod tests {
         put(&mut inner, 1, &[1, 2])?;
         let mut other = KVec::new();
         nest(&mut other, 6, &inner)?;
-        let table = queue_policy();
         // SAFETY: a well-formed table of NLA_U32 entries.
-        let policy = unsafe { Policy::new(&table) };
+        let policy = unsafe { Policy::new(&QUEUE_POLICY.0) };
         {
             // SAFETY: as above.
             let req = unsafe { Info::from_raw(&info, 3) };

@@ -147,6 +147,17 @@ impl<'a> Params<'a> {
         {
             return Err(EINVAL);
         }
+        // A pool is listed on its queue's device, which moves the pools it
+        // lists to the loopback device as it unregisters
+        // (`page_pool_unreg_netdev`): one listed after that would still
+        // name the device once it is freed. The state changes under the
+        // instance lock, held.
+        if !slow.netdev.is_null() {
+            // SAFETY: as above, a device that outlives `'a`.
+            if !unsafe { NetDevice::from_raw(slow.netdev) }.is_registered() {
+                return Err(ENODEV);
+            }
+        }
         Ok(())
     }
 
@@ -273,10 +284,71 @@ impl<'a> Params<'a> {
 /// # Invariants
 ///
 /// `ptr` is a pool this object created and destroys; `mapped` says whether
-/// it maps its buffers for DMA (`PP_FLAG_DMA_MAP`).
+/// it maps its buffers for DMA (`PP_FLAG_DMA_MAP`); `destroy` is `Some`
+/// until the pool is dropped, and holds the device it maps them for
+/// (`page_pool_params::dev`).
+///
+/// The page pool core takes no reference on that device, and uses it until
+/// the pool is destroyed: to map what it allocates, to sync what comes
+/// back, and, in `page_pool_destroy`, to unmap every buffer still out.
+/// Buffers that come back later find nothing left to unmap. So the pool
+/// holds the device until it is destroyed, and never maps on a freed one.
+///
+/// A pool must still be destroyed before its driver unbinds, as in C: a
+/// pool handed to a NAPI instance is destroyed when the instance is
+/// removed, and one in the device's data when the data drops, both before
+/// the device is unregistered. One kept past unbind (taken back with
+/// `Added::detach_pool` and put in a global, say) would unmap, once the
+/// device is removed from its IOMMU, through direct mapping, its
+/// addresses taken for physical ones. This type does not prevent that,
+/// for such a pool, nor for one dropped in atomic context at unbind,
+/// which the workqueue destroys soon after (see `Drop`).
 pub struct Pool {
     ptr: NonNull<bindings::page_pool>,
     mapped: bool,
+    /// What destroys the pool if it is dropped where it may not sleep.
+    destroy: Option<Pin<KBox<Destroy>>>,
+}
+
+/// The destruction of a [`Pool`] dropped in atomic context, on the system
+/// workqueue (`system_percpu_wq`: on the CPU that dropped it, once it may
+/// sleep again): made with the pool, so that its drop allocates nothing.
+/// It holds the pool's device (`_dev`).
+#[pin_data]
+struct Destroy {
+    #[pin]
+    work: crate::workqueue::Work<Destroy>,
+    pool: NonNull<bindings::page_pool>,
+    _dev: crate::sync::aref::ARef<Device>,
+}
+
+crate::workqueue::impl_has_work! {
+    impl HasWork<Self> for Destroy { self.work }
+}
+
+// SAFETY: the pool may be destroyed from any thread, and the device is
+// reference counted.
+unsafe impl Send for Destroy {}
+
+impl crate::workqueue::WorkItem for Destroy {
+    type Pointer = Pin<KBox<Self>>;
+
+    fn run(this: Pin<KBox<Self>>) {
+        // SAFETY: the pool of a `Pool` that was dropped, which queued this
+        // in place of destroying it: destroyed once, here, in process
+        // context.
+        unsafe { bindings::page_pool_destroy(this.pool.as_ptr()) };
+    }
+}
+
+/// Whether a pool dropped here may be destroyed in place: not in an
+/// interrupt (a NAPI poll, a softirq), with bottom halves off (a
+/// `SpinLockBh` held) or with hard IRQs off. The page pool core counts
+/// these in `preempt_count` whatever the kernel's preemption model, unlike
+/// a plain spinlock held on a kernel without `CONFIG_PREEMPT_COUNT`.
+fn may_destroy_here() -> bool {
+    // SAFETY: reads this CPU's context; no precondition.
+    unsafe { !bindings::in_interrupt() && !bindings::irqs_disabled() }
 }
 
 // SAFETY: the pool may be destroyed from any thread. Allocation needs
@@ -286,7 +358,8 @@ unsafe impl Send for Pool {}
 
 impl Pool {
     /// Creates a pool; `EINVAL` for an order above `MAX_PAGE_ORDER` or a
-    /// receive queue the device does not have.
+    /// receive queue the device does not have, `ENODEV` for a queue of a
+    /// device that is not registered.
     pub fn new(params: &Params<'_>) -> Result<Self> {
         params.check()?;
         let raw = params.resolve();
@@ -294,11 +367,30 @@ impl Pool {
         // it names outlive the call, and for a queue's pool the caller of
         // `Params::rx_queue` holds the instance lock.
         let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&raw) })?;
-        Ok(Self {
-            // INVARIANT: created here, with the flags of `params`.
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            mapped: params.maps(),
-        })
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // SAFETY: `fast` is the member `Params` writes, and `Params::new`
+        // set its `dev` from a device that outlives `params`; this takes a
+        // reference of its own.
+        let dev = unsafe { Device::get_device(raw.__bindgen_anon_1.fast.dev) };
+        let destroy = pin_init!(Destroy {
+            work <- crate::workqueue::new_work!("Pool::destroy"),
+            pool: ptr,
+            _dev: dev,
+        });
+        match KBox::pin_init(destroy, GFP_KERNEL) {
+            Ok(destroy) => Ok(Self {
+                // INVARIANT: created here, with the flags of `params`,
+                // for the device `destroy` holds.
+                ptr,
+                mapped: params.maps(),
+                destroy: Some(destroy),
+            }),
+            Err(e) => {
+                // SAFETY: created just above, and nothing else has it.
+                unsafe { bindings::page_pool_destroy(ptr.as_ptr()) };
+                Err(e)
+            }
+        }
     }
 
     /// Stops buffers going straight back to the cache from the pool's
@@ -452,15 +544,24 @@ impl Pool {
 
 impl Drop for Pool {
     /// Destroys the pool. This sleeps (the page pools' mutex, an RCU grace
-    /// period for mapped pools), whether or not it does this time: a pool
-    /// must not be dropped in atomic context, and with
-    /// `CONFIG_DEBUG_ATOMIC_SLEEP` every drop checks it, so that a pool
-    /// dropped under a spinlock is reported the first time, not only when
-    /// the destruction happens to sleep. Take a pool out of a lock before
-    /// dropping it: `let p = lock.lock().take(); drop(p);`, not
-    /// `drop(lock.lock().take())`, whose guard lives to the end of the
-    /// statement.
+    /// period for mapped pools): where that may not be done, in a NAPI
+    /// poll or with bottom halves or hard IRQs off (a ring taken out of a
+    /// `SpinLockBh` in the poll and dropped there), the destruction is
+    /// left to the system workqueue (not from an NMI, where no work may be
+    /// queued). Elsewhere it is done in place, and
+    /// with `CONFIG_DEBUG_ATOMIC_SLEEP` every such drop checks that it may
+    /// sleep, so that a pool dropped under a plain spinlock is reported the
+    /// first time, not only when the destruction happens to sleep.
     fn drop(&mut self) {
+        if !may_destroy_here() {
+            if let Some(destroy) = self.destroy.take() {
+                // SAFETY: `system_percpu_wq` is a C global, always
+                // available.
+                unsafe { crate::workqueue::Queue::from_raw(bindings::system_percpu_wq) }
+                    .enqueue(destroy);
+            }
+            return;
+        }
         crate::task::might_sleep();
         // SAFETY: created by `new`, destroyed once; buffers still out come
         // back to it later, which the page pool core allows.
@@ -675,9 +776,12 @@ impl PoolNetmem {
     }
 
     /// Gives up the reference without returning it: the caller now owns
-    /// it (an skb frag, for example).
+    /// it (an skb frag, for example), and must give it back, or the pool's
+    /// destruction waits for it forever (`page_pool_release_retry`). Only
+    /// the abstractions that hand the reference to C use it: a driver
+    /// gives a buffer away as an skb's head or frag.
     #[inline]
-    pub fn into_raw(self) -> (NetmemRef, u32) {
+    pub(crate) fn into_raw(self) -> (NetmemRef, u32) {
         let r = (self.netmem, self.offset);
         core::mem::forget(self);
         r
@@ -1043,6 +1147,65 @@ mod tests {
         assert!(pool.alloc_frag(u32::MAX).is_none());
         let whole = pool.alloc_frag(PAGE).ok_or(ENOMEM)?;
         assert_eq!((whole.offset(), whole.size()), (0, PAGE));
+        Ok(())
+    }
+
+    /// The references to `dev`, read as its kobject counts them.
+    fn refs(dev: &Device) -> i32 {
+        // SAFETY: a live device; the count is an `atomic_t`, read
+        // atomically, as others may change it meanwhile.
+        unsafe {
+            crate::sync::atomic::Atomic::<i32>::from_ptr(
+                &raw mut (*dev.as_raw()).kobj.kref.refcount.refs.counter,
+            )
+        }
+        .load(crate::sync::atomic::Relaxed)
+    }
+
+    #[test]
+    fn a_pool_holds_its_device_until_destroyed() -> Result {
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let before = refs(dev);
+        let pool = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        assert_eq!(refs(dev), before + 1);
+        drop(pool);
+        assert_eq!(refs(dev), before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_pool_dropped_with_bottom_halves_off_is_destroyed_later() -> Result {
+        use crate::time::{
+            delay::fsleep,
+            Delta, //
+        };
+        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
+        let fdev: &faux::Device<Bound> = faux.as_ref();
+        let dev: &Device<Bound> = fdev.as_ref();
+        let before = refs(dev);
+        let pool = Pool::new(&Params::new(dev, 0, 16).unmapped())?;
+        let ring = KBox::pin_init(crate::new_spinlock_bh!(Some(pool)), GFP_KERNEL)?;
+        {
+            let mut guard = ring.lock();
+            // As a poll would drop a ring it took: in place, this would
+            // sleep with bottom halves off, which
+            // `CONFIG_DEBUG_ATOMIC_SLEEP` reports.
+            drop(guard.take());
+            // Not destroyed yet: the work that destroys it, queued on this
+            // CPU, cannot run before the lock goes (preemption is off
+            // under it), and holds the device until then.
+            assert_eq!(refs(dev), before + 1);
+        }
+        // The system workqueue destroys it, and lets the device go.
+        for _ in 0..500 {
+            if refs(dev) == before {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        assert_eq!(refs(dev), before);
         Ok(())
     }
 

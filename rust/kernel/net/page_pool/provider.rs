@@ -408,14 +408,23 @@ impl MpParams {
     /// Installs the provider on receive queue `idx` of `dev` and restarts
     /// the queue with it (`netif_mp_open_rxq`). Follows a lease to the
     /// device the queue is leased from. Errors come with the `extack`
-    /// messages the core and the driver set.
+    /// messages the core and the driver set. `EINVAL` for ops outside the
+    /// kernel's read-only data (not a `static` of built-in code), which
+    /// the page pool core would WARN on when the queue's next pool is
+    /// made.
     ///
     /// # Safety
     ///
-    /// The provider stays valid until the queue gives it up:
-    /// [`MpParams::close_rxq`] with the same parameters, or the provider's
-    /// `uninstall` when the device or the lease goes away.
+    /// The provider stays valid until the queue gives it up
+    /// ([`MpParams::close_rxq`] with the same parameters, or the provider's
+    /// `uninstall` when the device or the lease goes away) and the pools
+    /// made with it are destroyed (its `destroy`, which for a pool dropped
+    /// in atomic context runs on a workqueue, after the drop).
     pub unsafe fn open_rxq(&self, dev: &Locked<'_>, idx: u32, extack: &ExtAck<'_>) -> Result {
+        // SAFETY: reads no memory; the address is compared.
+        if !unsafe { bindings::is_kernel_rodata(self.0.mp_ops as usize) } {
+            return Err(EINVAL);
+        }
         // SAFETY: the device is locked; the parameters are copied.
         to_result(unsafe {
             bindings::netif_mp_open_rxq(dev.as_raw(), idx, self.as_raw(), extack.as_raw())
@@ -423,11 +432,42 @@ impl MpParams {
     }
 
     /// Removes the provider from receive queue `idx` of `dev` and restarts
-    /// the queue without it (`netif_mp_close_rxq`). The core compares the
-    /// provider and ops with what the queue holds, and WARNs on a mismatch.
-    pub fn close_rxq(&self, dev: &Locked<'_>, idx: u32) {
+    /// the queue without it (`netif_mp_close_rxq`). Follows a lease from a
+    /// virtual device to the device it leases the queue from, as
+    /// [`MpParams::open_rxq`] does. `EINVAL`, with nothing done, for a
+    /// queue the device does not use, a lease the other way, or a queue
+    /// whose provider is another (on all of which the core WARNs); `Ok`
+    /// with nothing done for a queue whose provider went with its device.
+    pub fn close_rxq(&self, dev: &Locked<'_>, idx: u32) -> Result {
+        let own = dev.rx_queue(idx).ok_or(EINVAL)?;
+        let queue = match dev.rx_lease(idx) {
+            None => own,
+            // SAFETY: a live device; the parent is set before registration.
+            Some(phys) if unsafe { (*dev.as_raw()).dev.parent }.is_null() => phys,
+            Some(_) => return Err(EINVAL),
+        };
+        // SAFETY: a queue of a live device (a leased queue's device stays
+        // alive under this device's lock); the fields are read as C reads
+        // them. For a lease, the core compares them again under the other
+        // device's lock, which this does not hold: only a close racing
+        // this one for the same queue could make the two disagree.
+        let (ops, provider) = unsafe {
+            let p = &raw const (*queue.as_raw()).mp_params;
+            (
+                (&raw const (*p).mp_ops).read_volatile(),
+                (&raw const (*p).mp_priv).read_volatile(),
+            )
+        };
+        if ops.is_null() && !queue.dev().is_registered() {
+            // Uninstalled as the device went (`dev_memory_provider_uninstall`).
+            return Ok(());
+        }
+        if ops != self.0.mp_ops || provider != self.0.mp_priv {
+            return Err(EINVAL);
+        }
         // SAFETY: the device is locked; the parameters are only compared.
-        unsafe { bindings::netif_mp_close_rxq(dev.as_raw(), idx, self.as_raw()) }
+        unsafe { bindings::netif_mp_close_rxq(dev.as_raw(), idx, self.as_raw()) };
+        Ok(())
     }
 }
 

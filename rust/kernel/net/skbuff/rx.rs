@@ -77,7 +77,9 @@ impl SkBuff {
     /// free frag slot, the range is not inside the buffer, or the packet's
     /// shared info is not its alone ([`SkBuff::is_exclusive`]: a clone or
     /// a shared packet `start_xmit` got, whose frags others read and
-    /// free), or a readable range the caller did not make visible to the
+    /// free), the packet has frags not marked for recycling (which hold
+    /// page references, not the pool's), or a readable range the caller
+    /// did not make visible to the
     /// CPU ([`PoolNetmem::sync_for_cpu`], last, over at least the range;
     /// [`PoolNetmem::is_synced`]): the stack reads it.
     #[cfg(CONFIG_PAGE_POOL)]
@@ -90,6 +92,16 @@ impl SkBuff {
         let nr = unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags };
         // CAST: MAX_SKB_FRAGS is a small constant.
         if usize::from(nr) >= MAX_FRAGS || !buf.holds(off, len) {
+            return Err(buf);
+        }
+        // SAFETY: the buffer is valid and ours alone; the bit is read as C
+        // reads it.
+        let recycles = unsafe { (*self.as_raw()).pp_recycle() } != 0;
+        // Frags that hold page references, not the pool's (pages spliced
+        // in from a pipe, in a packet `start_xmit` got), would be given
+        // back to their pools as the pool's once marked: C refuses to mix
+        // the two in one packet (`skb_gro_receive`), and so does this.
+        if nr > 0 && !recycles {
             return Err(buf);
         }
         let (Ok(o), Ok(l)) = (i32::try_from(buf.offset() + off), i32::try_from(len)) else {

@@ -660,9 +660,10 @@ impl Operations for Nic {
         let prepared = nic.active().iter().try_for_each(|q| {
             // SAFETY: the owner is the pair the instance is in, declared
             // before the fields the poll uses that have anything to drop
-            // (the rings), so dropped, which removes it, first; the pair is
-            // in the data of `dev`, the only device it is added to, which
-            // outlives it. Its index is the pair's, no other pair's.
+            // (the rings), so dropped, which removes it, first, and it has
+            // no `Drop` of its own; the pair is in the data of `dev`, the
+            // only device it is added to, which outlives it. Its index is
+            // the pair's, no other pair's.
             // CAST: below QUEUES.
             let napi = unsafe { q.napi.add(dev, q, q.idx as u32)? };
             napi.set_irq(dev, q.irq);

@@ -34,7 +34,7 @@ const WATCHDOG_PERIOD_MS: u32 = 2000;
 // instance lock, so nothing waits for it under that lock; unbind, which
 // does not hold it, disables it before the device goes.
 impl DeviceWorkItem<WATCHDOG> for Nic {
-    fn run(dev: &Device<Nic>) {
+    fn run(dev: &kernel::net::driver::UnlockedDevice<Nic>) {
         let nic = dev.data();
         let status = nic.rd(STATUS);
         if status == !0 {
@@ -107,7 +107,7 @@ impl DeviceWorkItem<WATCHDOG> for Nic {
 }
 
 impl DeviceWorkItem<RESET_TASK> for Nic {
-    fn run(dev: &Device<Nic>) {
+    fn run(dev: &kernel::net::driver::UnlockedDevice<Nic>) {
         let nic = dev.data();
         // Under the locks the core holds around `open` and `stop` (unbind,
         // which waits for this work, holds neither). Down and up: every

@@ -30,13 +30,36 @@ hw=$KERNEL_TREE/tools/testing/selftests/drivers/net/hw
 bench=$KBUILD_OUT/kselftest/drivers/net/hw/devmem_rx_bench
 [ ! -e "$bench" ] || [ "$bench" -nt "$hw/Makefile" ] || rm -f "$bench"
 
+# DEBUG=1 (make check DEBUG=1's, in the environment and in MAKEFLAGS) is
+# YNL's switch too: its library would be built with AddressSanitizer,
+# which the tests' link with clang then lacks (psp_responder), and
+# kselftest-install leaves out every target. The tests are the same for
+# either kernel: the makes below get DEBUG= on their command line.
+unset DEBUG
+# YNL builds its objects in the source tree and archives them into each
+# target's output, and make does not see a change of flags: objects built
+# with AddressSanitizer are built again.
+mapfile -t ynl < <(find "$KERNEL_TREE/tools/net/ynl/lib/ynl.o" "$KBUILD_OUT/kselftest" \
+	-name 'ynl.o' -o -name 'libynl.a' 2>/dev/null)
+if [ ${#ynl[@]} -gt 0 ] && nm "${ynl[@]}" 2>/dev/null | grep __asan_init >/dev/null; then
+	make -C "$KERNEL_TREE/tools/net/ynl" clean >>"$log" 2>&1
+	rm -f "${ynl[@]}"
+fi
 info "building kselftests: $KSFT_TARGETS"
-if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 -j"$(nproc)" \
+if ! PATH=$pybin:$PATH make -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM=1 DEBUG= -j"$(nproc)" \
 	TARGETS="$KSFT_TARGETS" KSFT_INSTALL_PATH="$KSFT_DIR" \
 	kselftest-install >"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -n 30 >&2
 	die "kselftest build failed; full log: $log"
 fi
+# kselftest-install goes on past a target that failed to build, and
+# installs none of it.
+for t in $KSFT_TARGETS; do
+	[ -d "$KSFT_DIR/$t" ] || {
+		grep -E 'error|Error' "$log" | head -n 30 >&2
+		die "kselftest install has no $t (a target failed to build); log: $log"
+	}
+done
 
 # iou-zcrx, which the build above leaves out on Debian: the Makefile's
 # liburing probe uses "echo -e", which /bin/sh (dash) prints, and runs
@@ -45,7 +68,7 @@ fi
 # the kernel's UAPI headers ahead of bookworm's, which liburing >= 2.10's
 # headers need.
 zcrx=$KBUILD_OUT/kselftest/drivers/net/hw/iou-zcrx
-if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include make -C "$hw" LLVM=1 CC=clang SHELL=/bin/bash \
+if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include make -C "$hw" LLVM=1 DEBUG= CC=clang SHELL=/bin/bash \
 	OUTPUT="$(dirname "$zcrx")" "$zcrx" >>"$log" 2>&1; then
 	tail -n 20 "$log" >&2
 	die "iou-zcrx did not build (liburing with zero-copy receive: run 'make setup'); log: $log"

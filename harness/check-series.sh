@@ -23,8 +23,9 @@
 #
 # The configuration is resolved again at every commit, from allnoconfig
 # and the full fragments (and EXTRA_CONFIG): an option appears when the
-# commit that adds its Kconfig entry does (NET_DEVMEM_RUST with the first
-# patch, IGB_RS with the driver's) and is then as the fragments ask.
+# commit that adds its Kconfig entry does (NET_DEVMEM_RUST with the
+# devmem core's first patch, IGB_RS with the driver's) and is then as
+# the fragments ask.
 # Before that, an option no Kconfig file defines is skipped, not an error.
 #
 # One line per commit, the base first:

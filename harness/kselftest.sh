@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build and install the upstream kselftests the harness runs (ncdevmem and
-# the drv-net Python library with YNL, and devmem_rx_bench, patch 0034)
-# from the same kernel tree, and our devmem_send (the TX benchmark's
-# sender) and tcp_sendfile (the RX benchmark's), into $KSFT_DIR, which the
-# guest sees at the same path.
+# Build and install the upstream kselftests the harness runs (ncdevmem,
+# the drv-net Python library with YNL, and devmem_rx_bench from the
+# series' selftests) from the same kernel tree, and our devmem_send (the
+# TX benchmark's sender) and tcp_sendfile (the RX benchmark's), into
+# $KSFT_DIR, which the guest sees at the same path.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -106,6 +106,19 @@ kernel_error() { # kernel.sh-log
 	printf '%s%s (log: %s)\n' "$line" "${loc:+ at $loc}" "$blog"
 }
 
+# The series patches/series is cut into, in order, one line each:
+# "NN-NAME COUNT", NN its place (01, 02, ...), NAME from its "# series
+# NAME: TITLE" line and COUNT the patches up to the next such line.
+series_groups() {
+	awk '
+		/^# series [a-z0-9-]+: / { name = $3; sub(/:$/, "", name); n++; order[n] = name; next }
+		/^#/ || /^[[:space:]]*$/ { next }
+		!n { print "patches/series: " $0 " comes before any \"# series\" line" > "/dev/stderr"; err = 1; exit 1 }
+		{ count[n]++ }
+		END { if (err) exit 1; for (i = 1; i <= n; i++) printf "%02d-%s %d\n", i, order[i], count[i] }
+	' "$TOP_DIR/patches/series"
+}
+
 # The commit a run starts from, for its summary: taken at the start, as
 # the tree may move on while the run goes.
 run_commit() {

@@ -123,8 +123,9 @@ CHECKER_GAVE_UP_RE = re.compile(
 # What a failed case says when it failed only by running out of time:
 # ksft's waits ("Waiting for port listen timed out") and commands ("...
 # timed out after 20 seconds"). iou-zcrx's server saying "test failed" is
-# not one: its deadline (iou-zcrx.c: tstop, with patch 0033) passes only
-# after 20 s without data, a stall however slow the machine.
+# not one: its deadline (iou-zcrx.c: tstop, with the series' stall
+# patch) passes only after 20 s without data, a stall however slow the
+# machine.
 TIMEOUT_EVIDENCE = ('timed out',)
 
 # A timeout alone does not show a slow case: a listener that failed to

@@ -7,7 +7,9 @@
 #   shell lint  shellcheck on the harness scripts
 #   rustfmt     every .rs file of the overlay, with the kernel's rustfmt.toml
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the series
-#   series      the series applies with git am to the pristine base
+#   series      the series of patches/series (make patches), each with its
+#               cover letter, apply with git am in order on the pristine
+#               base and end at the tree built
 # Clippy runs as part of the kernel build (CLIPPY=1 with -Dwarnings, see
 # kernel.sh), so a clippy warning fails 'kernel-build'.
 
@@ -50,7 +52,7 @@ fi
 
 # the series: format-patch, checkpatch, git am onto a pristine tree
 series=$("$HARNESS_DIR/patches.sh" "$work/series")
-mapfile -t patches < <(find "$series" -name '*.patch' | sort)
+mapfile -t patches < <(find "$series" -name '*.patch' ! -name '0000-cover-letter.patch' | sort)
 if [ ${#patches[@]} -eq 0 ]; then
 	emit checkpatch pass "no patches yet"
 else
@@ -104,11 +106,36 @@ else
 	git -C "$am" am --abort >/dev/null 2>&1 || true
 	git -C "$am" checkout -q -f --detach "$BASE_REF"
 	git -C "$am" clean -q -fd
-	if git -C "$am" am -q "${patches[@]}" >"$work/am.log" 2>&1 &&
-		[ -z "$(git -C "$am" diff "$SERIES_REF")" ]; then
-		emit series pass "${#patches[@]} patches apply with git am to the base"
+	# Series by series, in order, each on the one before (the first on the
+	# base), as a maintainer applies them: each must end at the tree the
+	# commits of patches/series build at that point, and have a cover
+	# letter that names its base.
+	mapfile -t commits < <(git -C "$KERNEL_TREE" rev-list --reverse "$BASE_REF..$SERIES_REF")
+	fail='' n=0 sets=0
+	: >"$work/am.log"
+	while read -r dir count; do
+		sets=$((sets + 1))
+		cover=$series/$dir/0000-cover-letter.patch
+		if [ ! -f "$cover" ] || grep -q '^\*\*\* .* HERE \*\*\*$' "$cover" ||
+			! grep -q '^base-commit: ' "$cover"; then
+			fail="$dir: no cover letter, a placeholder left in it, or no base-commit"
+			break
+		fi
+		mapfile -t set < <(find "$series/$dir" -name '*.patch' ! -name '0000-cover-letter.patch' | sort)
+		n=$((n + ${#set[@]}))
+		if [ "${#set[@]}" != "$count" ] || ! git -C "$am" am -q "${set[@]}" >>"$work/am.log" 2>&1; then
+			fail="$dir: git am failed"
+			break
+		fi
+		if [ -n "$(git -C "$am" diff "${commits[$((n - 1))]}")" ]; then
+			fail="$dir: applied, it differs from the tree built"
+			break
+		fi
+	done < <(series_groups)
+	if [ -z "$fail" ] && [ "$n" = "${#commits[@]}" ] && [ -z "$(git -C "$am" diff "$SERIES_REF")" ]; then
+		emit series pass "$sets series, $n patches: each applies with git am on the one before, the first on the base, and ends at the tree built"
 	else
 		sed 's/^/    /' "$work/am.log" | head -n 20 >&2
-		emit series fail "git am onto the pristine base failed or differs"
+		emit series fail "${fail:-the series end elsewhere than the tree built}"
 	fi
 fi

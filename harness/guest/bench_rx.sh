@@ -6,8 +6,9 @@
 # of this script of its own: "bench_rx.sh PASS", or all three in turn
 # without an argument.
 #
-# standard: devmem_rx_bench (patch 0034, next to ncdevmem) receives on
-# the 82576 through igb_rs in four modes that share its socket code:
+# standard: devmem_rx_bench (the series' selftests, next to ncdevmem)
+# receives on the 82576 through igb_rs in four modes that share its
+# socket code:
 # devmem (the payload in a bound udmabuf, tokens given back in batches),
 # copy (recv() into the same kind of udmabuf, mapped), trunc (MSG_TRUNC:
 # no copy, the ceiling) and devmem-trunc (bound, MSG_TRUNC: the

@@ -438,9 +438,10 @@ suite_kselftest() { # path
 	# attempt is kept in $name.attempt1. results.py judges the second,
 	# lists what the first failed, counts a case that passed only on the
 	# retry as flaky, and fails one that is flaky in two runs in a row.
-	# iou-zcrx's "test failed" is not one of these: with patch 0033 its
-	# server gives up after 20 s without data, which no slow machine
-	# needs (upstream gives the whole transfer 5 s from the listen). A run
+	# iou-zcrx's "test failed" is not one of these: with the series'
+	# iou-zcrx stall patch its server gives up after 20 s without data,
+	# which no slow machine needs (upstream gives the whole transfer 5 s
+	# from the listen). A run
 	# whose client missed the test's own 20 s for it is (Python's
 	# TimeoutExpired on `iou-zcrx -c`): the lockdep kernel's first
 	# transfer through the netkit-leased queue after boot overran it in 4

@@ -24,6 +24,11 @@ __rust_helper void rust_helper_netif_tx_wake_all_queues(struct net_device *dev)
 	netif_tx_wake_all_queues(dev);
 }
 
+__rust_helper void rust_helper_netif_tx_disable(struct net_device *dev)
+{
+	netif_tx_disable(dev);
+}
+
 __rust_helper void rust_helper_netif_stop_subqueue(struct net_device *dev,
 						   u16 queue_index)
 {

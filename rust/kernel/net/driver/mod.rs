@@ -195,12 +195,6 @@ impl<T> Device<T> {
         unsafe { bindings::netif_tx_wake_all_queues(self.0.as_raw()) }
     }
 
-    /// Stops every transmit queue (`netif_tx_stop_all_queues`).
-    pub fn stop_all_queues(&self) {
-        // SAFETY: a live device.
-        unsafe { bindings::netif_tx_stop_all_queues(self.0.as_raw()) }
-    }
-
     /// Stops transmit queue `idx` (`netif_stop_subqueue`): its ring is full.
     pub fn stop_queue(&self, idx: u16) {
         // The C function does not check the index.
@@ -398,6 +392,21 @@ impl<T> LockedDevice<T> {
         // whose instance lock is held (type invariant); `raw` is written.
         unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
         QueueConfig::from_raw(&raw)
+    }
+}
+
+impl<T> LockedDevice<T> {
+    /// Stops every transmit queue, each under its transmit lock, and so
+    /// waits for a [`Operations::start_xmit`] in progress
+    /// (`netif_tx_disable`): once it returns, none runs until a queue is
+    /// woken, and the driver may take its transmit rings apart. Stopping
+    /// the queues alone (`netif_tx_stop_all_queues`) leaves one that has
+    /// begun running on the rings. Only under the instance lock, in
+    /// process context: never from `start_xmit`, which holds a queue's
+    /// lock.
+    pub fn disable_tx(&self) {
+        // SAFETY: a live device.
+        unsafe { bindings::netif_tx_disable(self.as_raw()) }
     }
 }
 

@@ -727,7 +727,6 @@ impl Operations for Nic {
         let nic = dev.data();
         // First: the watchdog turns the carrier on and reads the rings.
         nic.watchdog_stop();
-        dev.stop_all_queues();
         dev.carrier_off();
         nic.irq_disable();
         // Disabled first, so that no poll runs while the rings go; each is
@@ -738,6 +737,12 @@ impl Operations for Nic {
                 napi.disable(dev);
             }
         }
+        // Then the queues, under their transmit locks: no `start_xmit` is
+        // left running, and no poll wakes a queue again (one that frees
+        // descriptors does). A frame sent between the resets below and
+        // those of `open` would be on no ring, yet counted by byte queue
+        // limits for good: the queue would never send again.
+        dev.disable_tx();
         let stopped = nic.quiesce();
         for q in nic.active() {
             // The device no longer reads or writes the buffers (`stopped`

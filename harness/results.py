@@ -34,7 +34,9 @@ guest/run.sh, guest/kmsg.py), once any of it is there: each file missing
 then fails its check. kernel-log: the whole log, from boot (its first
 record is record 0) with no record lost, holds no report of a checker
 (KERNEL_SPLAT_RE), each named with the suite it came during. A suite
-after which a taint bit is new, or lockdep is off (debug_locks 0), fails.
+after which a taint bit is new, lockdep is off (debug_locks 0), or a
+transmit queue of the NIC holds bytes that never complete (bql_stuck),
+fails.
 dma-api: no error counted, and DMA-API debugging still on, but for the
 fault-injection suite turning it off. kmemleak: the scan ran, and found
 no leak. With --debug (the debug kernel), kasan: the log shows KASAN on.
@@ -93,6 +95,10 @@ PLAN_RE = re.compile(r'^(?P<indent>\s*)1\.\.(?P<n>\d+)')
 #   shutdown"), a device whose references are never put ("unregister_
 #   netdevice: waiting for"), and the reference count trackers naming the
 #   holder of a leaked netdev or netns reference ("ref_tracker: ").
+# - The Rust NAPI abstraction's (rust/kernel/net/napi/poll.rs): a driver
+#   that completed more transmitted bytes than were in flight ("NAPI poll
+#   completed N bytes, M in flight", no WARN), but on the device of the
+#   KUnit suite that does so on purpose (faux device rust_net_napi_rx).
 # - DMA-API debugging's finding on a "DMA-API:" line (its first one only,
 #   as a WARN too); two of its lines at boot are not findings.
 KERNEL_SPLAT_RE = re.compile(
@@ -106,6 +112,7 @@ KERNEL_SPLAT_RE = re.compile(
     r'Watchdog detected hard LOCKUP|INFO: \S+ (?:self-)?detected (?:expedited )?stall|'
     r'INFO: trying to register non-static key|turning off the locking correctness validator|'
     r'NETDEV WATCHDOG: |stalled pool shutdown|'
+    r'^(?!faux_driver rust_net_napi_rx )\S.*: NAPI poll completed \d+ bytes, \d+ in flight|'
     r'DMA-API: (?!preallocated \d+ debug entries|debugging enabled by kernel config)|'
     r'ref_tracker: |unregister_netdevice: waiting for)')
 
@@ -713,9 +720,11 @@ class KernelRun:
     def findings(self):
         """What changed in the kernel's state over each stretch of the run,
         {stretch: [lines]}: a taint bit that is new (but N), lockdep
-        turning itself off."""
+        turning itself off, bytes stuck in a transmit queue's byte queue
+        limits."""
         out = {}
         s = self.states or []
+        stuck = None
         for a, b in zip(s, s[1:]):
             found = []
             ta, tb = number(a[2], 'tainted'), number(b[2], 'tainted')
@@ -726,13 +735,23 @@ class KernelRun:
                 found.append('LOCKDEP OFF: debug_locks 1 -> 0: lockdep turned itself off '
                              '(after a report of its own, a taint, or a limit it hit) and '
                              'checked nothing from then on')
+            # Named once, after the stretch that left them: a later suite
+            # runs on the stuck queue, and its own findings say what that did.
+            if b[2].get('bql_stuck') not in (None, stuck):
+                found.append(f'BQL STUCK: {b[2]["bql_stuck"]} (queue:bytes): bytes '
+                             'byte queue limits count as sent were not completed 5 s '
+                             'after the traffic ended; a queue they fill never sends '
+                             'again')
+            if 'bql_queues' in b[2]:
+                stuck = b[2].get('bql_stuck')
             if found:
                 out.setdefault(stretch(a, b), []).extend(found)
         return out
 
 
 def note_kernel_state(r, found):
-    """A suite after which the kernel was tainted, or lockdep off, fails
+    """A suite after which the kernel was tainted, lockdep off or a queue's
+    bytes stuck, fails
     (KernelRun.findings: found, the lines for this suite)."""
     if not found:
         return r
@@ -780,6 +799,10 @@ def judge_kernel_log(run, rest, faults_ran):
                 fails.append(f'tainted before the first suite: {taints(t & ~(1 << TAINT_TEST))}')
             if boot[0].get('debug_locks') == '0':
                 fails.append('lockdep was off before the first suite (debug_locks 0)')
+        ends = [f for w, _, f in run.states if w == 'end']
+        if ends and not any('bql_queues' in f for f in ends):
+            fails.append("kernel-state.txt: the NIC's transmit queues were read at no "
+                         "suite's end: bytes stuck in them went unseen")
         fails.extend(f'kernel-state.txt: no taint recorded at {w} {s}'
                      for w, s, f in run.states if number(f, 'tainted') is None)
         fails.extend(f'kernel-state.txt: no log mark at {w} {s}: the reports after it '

@@ -393,9 +393,7 @@ impl<T> LockedDevice<T> {
         unsafe { bindings::netdev_queue_config(dev, idx, &mut raw) };
         QueueConfig::from_raw(&raw)
     }
-}
 
-impl<T> LockedDevice<T> {
     /// Stops every transmit queue, each under its transmit lock, and so
     /// waits for a [`Operations::start_xmit`] in progress
     /// (`netif_tx_disable`): once it returns, none runs until a queue is

@@ -165,7 +165,7 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
     /// ```
     ///
     /// More bytes than the queue has in flight are cut to what it has,
-    /// with a warning (once): byte queue limits BUG on them
+    /// with a warning (rate limited): byte queue limits BUG on them
     /// (`dql_completed`).
     pub fn tx_completed(&self, packets: u32, bytes: u32) {
         let Ok(idx) = u16::try_from(self.napi.inst.index.get()) else {
@@ -190,17 +190,25 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
                     )
                 };
                 let cut = completable(bytes, queued, completed);
-                // A driver bug, said once; not a WARN: the KUnit suite
-                // makes it on purpose, and the kernel log of a test run
-                // must stay free of WARNs.
-                if cut != bytes {
-                    crate::do_once_lite! {
-                        crate::pr_warn!(
-                            "NAPI poll completed {} bytes, {} in flight\n",
+                // A driver bug, said with the device's name each time the
+                // net rate limit lets it (a test run finds it on any
+                // device but the KUnit suite's, which makes it on
+                // purpose); not a WARN, which a test run's kernel log must
+                // be free of.
+                // SAFETY: no requirements.
+                if cut != bytes && unsafe { bindings::net_ratelimit() } != 0 {
+                    // SAFETY: a live device; the format is NUL-terminated
+                    // and takes two `%u`, given two `u32`.
+                    unsafe {
+                        bindings::netdev_warn(
+                            self.dev().as_raw(),
+                            crate::str::CStrExt::as_char_ptr(
+                                c"NAPI poll completed %u bytes, %u in flight\n",
+                            ),
                             bytes,
-                            cut
-                        );
-                    }
+                            cut,
+                        )
+                    };
                 }
                 cut
             };

@@ -514,6 +514,31 @@ tidy_nic() { # file
 	return 0
 }
 
+# The transmit queues of netif that byte queue limits still count bytes
+# in flight on, 5 s after the traffic of a suite ended, as tx-N:BYTES,...
+# (status 1); none: status 0. A healthy queue completes what it sent in
+# milliseconds, and stop resets the counts. Bytes that never complete
+# (a frame counted, then dropped with a ring without a reset) stop the
+# queue for good once they reach its limit, and slow it before: the
+# transmit watchdog sees only the first, and only while the queue is
+# stopped and has traffic waiting.
+bql_stuck() { # netif
+	local q n stuck
+	for _ in $(seq 50); do
+		stuck=
+		for q in /sys/class/net/"$1"/queues/tx-*/byte_queue_limits/inflight; do
+			n=$(cat "$q" 2>/dev/null) || continue
+			[ "$n" = 0 ] && continue
+			q=${q%/byte_queue_limits/inflight}
+			stuck+="${stuck:+,}${q##*/}:$n"
+		done
+		[ -z "$stuck" ] && return 0
+		sleep 0.1
+	done
+	echo "$stuck"
+	return 1
+}
+
 # The kernel's state at a point of the run, appended to kernel-state.txt
 # as a line for results.py: WHEN (boot, start or end of a suite, final),
 # the suite (- for none), then KEY=VALUE: seq, the sequence number of the
@@ -521,13 +546,20 @@ tidy_nic() { # file
 # WHEN SUITE"), except at a suite's end; tainted, the taint bits;
 # debug_locks, lockdep's (0 once it turned itself off; left out on a
 # kernel without lockdep); dma_disabled and dma_errors, DMA-API
-# debugging's (left out without it). A suite is judged on what changed
-# between its start and its end, and the kernel log's records from its
-# start's seq on are its, until the next one's.
+# debugging's (left out without it); at a suite's end and at the last,
+# bql_queues, the NIC's transmit queues read, and bql_stuck, those whose
+# bytes in flight did not drain (bql_stuck below). A suite is judged on
+# what changed between its start and its end, and the kernel log's
+# records from its start's seq on are its, until the next one's.
 kernel_state() { # when suite
-	local f=("$1" "$2") v
+	local f=("$1" "$2") v qs
 	if [ "$1" != end ]; then
 		v=$(python3 "$(dirname "$0")/kmsg.py" mark "harness: $1 $2") && f+=("seq=$v")
+	fi
+	if [ "$1" = end ] || [ "$1" = final ]; then
+		qs=(/sys/class/net/"${NETIF:-lo}"/queues/tx-*/byte_queue_limits/inflight)
+		[ -e "${qs[0]}" ] && f+=("bql_queues=${#qs[@]}")
+		v=$(bql_stuck "${NETIF:-lo}") || f+=("bql_stuck=$v")
 	fi
 	f+=("tainted=$(cat /proc/sys/kernel/tainted)")
 	v=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null)

@@ -35,6 +35,9 @@ class Guest:
         self.debug_locks = debug_locks
         self.dma_disabled = dma_disabled
         self.dma_errors = dma_errors
+        # The NIC's transmit queues whose bytes in flight did not drain
+        # (bql_stuck), read at a suite's end and at the last.
+        self.bql_stuck = None
         # Whether the recorder stopped at the end, reading what was left.
         self.ended = True
         self.extra = {'kmemleak.txt': '', 'kmemleak-scan.txt': 'ok\n',
@@ -69,6 +72,10 @@ class Guest:
         for key in ('tainted', 'debug_locks', 'dma_disabled', 'dma_errors'):
             if getattr(self, key) is not None:
                 fields.append(f'{key}={getattr(self, key)}')
+        if when in ('end', 'final'):
+            fields.append('bql_queues=4')
+            if self.bql_stuck:
+                fields.append(f'bql_stuck={self.bql_stuck}')
         self.states.append(' '.join(fields))
 
     def suite(self, name, log=(), **after):

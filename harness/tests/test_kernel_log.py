@@ -2,8 +2,8 @@
 """Tests of how a run's kernel is judged: the reports results.py finds in
 the kernel log (KERNEL_SPLAT_RE, against the samples of data/splats.txt
 and data/benign.txt), the guest's log recorder (guest/kmsg.py), and the
-kernel-log, dma-api, kmemleak and kasan lines and a suite's taint and
-lockdep, each shown to fail when what it checks went wrong."""
+kernel-log, dma-api, kmemleak and kasan lines and a suite's taint,
+lockdep and stuck transmit bytes, each shown to fail when what it checks went wrong."""
 
 import os
 import signal
@@ -365,6 +365,35 @@ class KernelState(unittest.TestCase):
         g.suite('net-env')
         rc, out = judge(['net-env'], g.files())
         self.assertEqual(rc, 0, out)
+
+    def test_bytes_stuck_in_a_queue_fail_the_suite_that_left_them(self):
+        g = guest_run.Guest()
+        g.suite('net-env')
+        g.suite('nic-lifecycle', bql_stuck='tx-0:588')
+        g.suite('devmem-bind')
+        rc, out = judge(['net-env', 'nic-lifecycle', 'devmem-bind'], g.files())
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL nic-lifecycle', out)
+        self.assertIn('BQL STUCK: tx-0:588', line_of(out, 'nic-lifecycle'))
+        # Named once: the next suite ran on the stuck queue, and fails
+        # for what it did itself only.
+        self.assertIn('ok   devmem-bind', out)
+        self.assertIn('ok   net-env', out)
+        # More stuck later is named again.
+        g = guest_run.Guest()
+        g.suite('net-env', bql_stuck='tx-1:66')
+        g.suite('devmem-bind', bql_stuck='tx-1:132')
+        rc, out = judge(['net-env', 'devmem-bind'], g.files())
+        self.assertEqual(rc, 1, out)
+        self.assertIn('BQL STUCK: tx-1:132', line_of(out, 'devmem-bind'))
+        # A run that read no queue (no NIC found) saw nothing.
+        g = guest_run.Guest()
+        g.suite('net-env')
+        files = g.files()
+        files['kernel-state.txt'] = files['kernel-state.txt'].replace(' bql_queues=4', '')
+        rc, out = judge(['net-env'], files)
+        self.assertEqual(rc, 1, out)
+        self.assertIn('were read at no suite', line_of(out, 'kernel-log'))
 
     def test_killed_suite_fails_whatever_its_claims(self):
         for rc_killed in (124, 137):

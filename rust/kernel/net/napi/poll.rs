@@ -329,12 +329,6 @@ impl NapiPool<'_> {
         self.0.alloc()
     }
 
-    /// A whole buffer as two halves ([`Pool::alloc_halves`]).
-    #[inline]
-    pub fn alloc_halves(&mut self) -> Option<[PoolNetmem; 2]> {
-        self.0.alloc_halves()
-    }
-
     /// A whole page to give out half by half and reuse in place
     /// ([`Pool::alloc_reusable`]).
     #[inline]

@@ -454,36 +454,6 @@ impl Pool {
         })
     }
 
-    /// A whole buffer as two halves (`page_pool_alloc_netmems`, then
-    /// `page_pool_fragment_netmem`), without sleeping: each half holds one
-    /// of the pool's references to it, and the buffer goes back to the
-    /// pool when both are dropped, in either order. Cheaper than two
-    /// [`Pool::alloc_frag`]s of half a buffer, which take the pool's
-    /// fragment state each time, for a driver that uses every buffer as
-    /// two (the second half kept for the next descriptor). `None` when
-    /// memory or the provider's buffers run out.
-    #[inline]
-    pub fn alloc_halves(&mut self) -> Option<[PoolNetmem; 2]> {
-        let whole = self.alloc()?;
-        let half = whole.size() / 2;
-        let (netmem, _) = whole.into_raw();
-        // SAFETY: `netmem` is a buffer the pool just handed out, not a
-        // fragment (`alloc`): it holds the pool's one reference, which was
-        // ours alone (the pool hands a buffer out only once every
-        // reference to it came back) and which this turns into two.
-        unsafe { bindings::page_pool_fragment_netmem(netmem.as_raw(), 2) };
-        // INVARIANT: each half holds one of the two references, and the two
-        // are disjoint.
-        let part = |offset| PoolNetmem {
-            netmem,
-            offset,
-            size: half,
-            pool: self.ptr,
-            synced: Cell::new((0, 0)),
-        };
-        Some([part(0), part(half)])
-    }
-
     /// A whole page to give out half by half and reuse in place
     /// ([`Reusable`]), without sleeping. `None` when memory runs out, and
     /// from a pool with a memory provider, whose buffers are not pages.
@@ -498,8 +468,10 @@ impl Pool {
         }
         let half = whole.size() / 2;
         let (netmem, _) = whole.into_raw();
-        // SAFETY: as in `alloc_halves`: a page the pool just handed out,
-        // whose one reference was ours alone, and which this turns into
+        // SAFETY: `netmem` is a page the pool just handed out, not a
+        // fragment (`alloc`): it holds the pool's one reference, which was
+        // ours alone (the pool hands a buffer out only once every
+        // reference to it came back), and which this turns into
         // `REUSE_BIAS`.
         unsafe { bindings::page_pool_fragment_netmem(netmem.as_raw(), REUSE_BIAS) };
         // INVARIANT: a readable page of the pool, whose references are all
@@ -1273,43 +1245,10 @@ mod tests {
         Ok(seen)
     }
 
-    /// A buffer taken as two halves goes back to its pool when the second
-    /// half is dropped, whichever it is, and not before.
-    fn halves_come_back(first_dropped: usize) -> Result {
-        let faux = faux::Registration::new(c"rust-page-pool-test", None)?;
-        let fdev: &faux::Device<Bound> = faux.as_ref();
-        let dev: &Device<Bound> = fdev.as_ref();
-        // A ring larger than every buffer the test gives back, so that the
-        // pool keeps them all, and more allocations than it and the cache
-        // hold: a buffer given back is among them.
-        let mut pool = Pool::new(&Params::new(dev, 0, 1024).unmapped())?;
-        let [a, b] = pool.alloc_halves().ok_or(ENOMEM)?;
-        let page = a.netmem();
-        assert!(b.netmem() == page);
-        assert_eq!((a.offset(), a.size()), (0, PAGE / 2));
-        assert_eq!((b.offset(), b.size()), (PAGE / 2, PAGE / 2));
-        assert!(a.is_from(&pool) && b.is_from(&pool));
-        let (first, second) = if first_dropped == 0 { (a, b) } else { (b, a) };
-        // Each half reads alone, and only its own bytes.
-        assert_eq!(second.sync_for_cpu(&pool, 0, PAGE).len(), PAGE / 2);
-        drop(first);
-        assert!(!comes_back(&mut pool, page, 256)?);
-        drop(second);
-        assert!(comes_back(&mut pool, page, 512)?);
-        Ok(())
-    }
-
-    #[test]
-    fn halves_come_back_first_dropped_first() -> Result {
-        halves_come_back(0)
-    }
-
-    #[test]
-    fn halves_come_back_second_dropped_first() -> Result {
-        halves_come_back(1)
-    }
-
-    /// A pool to test reusable pages with: as for `halves_come_back`.
+    /// A pool to test reusable pages with: a ring larger than every
+    /// buffer a test gives back, so that the pool keeps them all, and more
+    /// allocations than it and the cache hold ([`comes_back`]): a buffer
+    /// given back is among them.
     fn reuse_pool(dev: &Device<Bound>) -> Result<Pool> {
         Pool::new(&Params::new(dev, 0, 1024).unmapped())
     }

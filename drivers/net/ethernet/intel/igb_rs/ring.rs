@@ -764,12 +764,12 @@ impl RxRing {
     ) -> (RxDone, Option<u32>) {
         let mut done = RxDone::default();
         let mut n = 0;
-        // The payload pool, the ring's or the NAPI's: its buffers are
-        // synced with it.
         // Descriptors are armed again as they are taken (pages reused in
         // place) and by the refill at the end: the tail moves if either
         // armed one.
         let armed = self.armed;
+        // The payload pool, the ring's or the NAPI's: its buffers are
+        // synced with it.
         let mut own = self.pool.take();
         let pool = match (&own, self.napi_pool) {
             (Some(p), _) => Some(p),

@@ -18,12 +18,18 @@
 //! device; the parent's unbind does so at the latest, so the
 //! parent is bound whenever `T` is alive ([`Device::parent`]).
 //!
-//! [`Device`] and the lock tokens are here; the rest is in modules of
-//! their own, named after what of the C side they wrap: the registration
-//! (`registration`), the ops table (`ops`), offloads (`features`), the
-//! receive filters (`rx_mode`), the transmit queue and byte queue limits
-//! (`bql`), work items (`work`), queue management (`queue_mgmt`) and
-//! counters (`stats`). Everything is used through this module.
+//! [`Device`] and the lock tokens are here. The rest is in modules of
+//! their own, named after what of the C side they wrap, and used through
+//! this one:
+//!
+//! - `registration`: setting a device up and registering it;
+//! - `ops`: the ops table;
+//! - `features`: offloads;
+//! - `bql`: the transmit queue and byte queue limits;
+//! - `rx_mode`: the receive filters;
+//! - `stats`: counters;
+//! - `queue_mgmt`: queue management;
+//! - `work`: work items.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/etherdevice.h`](srctree/include/linux/etherdevice.h)

@@ -181,8 +181,8 @@ impl<T> UnregisteredDevice<T> {
     /// [`SkBuff::copy_bits`](crate::net::skbuff::SkBuff::copy_bits) refuses
     /// unreadable frags.
     pub fn set_netmem_tx(&self) {
-        // SAFETY: as for `set_features`; written through a raw place, as
-        // in `set_unicast_filter`.
+        // SAFETY: as for `set_features`; the bit field is written through
+        // a raw place, without a reference to its group.
         unsafe {
             bindings::net_device__bindgen_ty_1__bindgen_ty_1::set_netmem_tx_raw(
                 &raw mut (*self.raw()).__bindgen_anon_1.__bindgen_anon_1,
@@ -489,8 +489,8 @@ impl<'a, T: Operations> Registration<'a, T> {
             // nor bursts the packet it hands `start_xmit` again; it may
             // still hold a reference of its own (its default), which is
             // why what writes a `SkBuff` checks that it is exclusive. The
-            // bit field is read and written through a raw place, as in
-            // `set_unicast_filter`.
+            // bit field is read and written through a raw place, without a
+            // reference to its group.
             type Group = bindings::net_device__bindgen_ty_1__bindgen_ty_1;
             let bits = &raw mut (*raw).__bindgen_anon_1.__bindgen_anon_1;
             // CAST: a flag of the 32-bit field.

@@ -132,7 +132,7 @@ impl TxOff {
     }
 }
 
-#[cfg(CONFIG_KUNIT = "y")]
+#[cfg(CONFIG_IGB_RS_KUNIT_TEST)]
 impl RxOff {
     /// What the driver believed before it waited for ENABLE to read 0:
     /// for the model's tests of a procedure without the wait.
@@ -141,7 +141,7 @@ impl RxOff {
     }
 }
 
-#[cfg(CONFIG_KUNIT = "y")]
+#[cfg(CONFIG_IGB_RS_KUNIT_TEST)]
 impl TxOff {
     /// As [`RxOff::assume`].
     pub(crate) fn assume(q: usize) -> Self {

@@ -32,8 +32,10 @@ mod ethtool;
 mod hash;
 mod hw;
 mod irq;
-#[cfg(CONFIG_KUNIT = "y")]
+#[cfg(CONFIG_IGB_RS_KUNIT_TEST)]
 mod model;
+#[cfg(CONFIG_IGB_RS_KUNIT_TEST)]
+mod model_tests;
 mod netdev;
 mod probe;
 mod queue;

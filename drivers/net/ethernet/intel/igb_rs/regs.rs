@@ -212,6 +212,8 @@ pub(crate) const STATUS_GIO_MASTER_ENABLE: u32 = 1 << 19;
 pub(crate) const CTRL_EXT_DRV_LOAD: u32 = 1 << 28;
 
 /// EECD: an NVM is present; the device loaded its words after reset.
+/// Only the model sets it: the driver waits for `EECD_AUTO_RD` alone.
+#[cfg_attr(not(CONFIG_IGB_RS_KUNIT_TEST), expect(dead_code))]
 pub(crate) const EECD_PRES: u32 = 1 << 8;
 pub(crate) const EECD_AUTO_RD: u32 = 1 << 9;
 /// EEMNGCTL: the configuration cycle of port 0 is done; port `n` at
@@ -351,7 +353,9 @@ pub(crate) const SRRCTL_DESCTYPE_ADV_ONEBUF: u32 = 0x0200_0000;
 /// (header length 0). Every TCP payload byte lands in a packet buffer,
 /// whatever the frame's size. (QEMU splits every IP frame, PSRTYPE or not.)
 pub(crate) const SRRCTL_DESCTYPE_HDR_SPLIT: u32 = 0x0400_0000;
-/// SRRCTL: the descriptor type field, bits 27:25.
+/// SRRCTL: the descriptor type field, bits 27:25. Only the model reads
+/// the field: the driver writes whole values.
+#[cfg_attr(not(CONFIG_IGB_RS_KUNIT_TEST), expect(dead_code))]
 pub(crate) const SRRCTL_DESCTYPE_MASK: u32 = 0x0e00_0000;
 /// SRRCTL: drop a frame for this queue when it has no descriptor, rather
 /// than hold it in the packet buffer shared by all queues.

@@ -61,7 +61,8 @@ declare -A override=(
 	# left of ours: the kernel crate's net abstractions without
 	# kernel::net::page_pool, and the Rust helpers.
 	[page-pool-off]="CONFIG_PAGE_POOL=n CONFIG_BPF_SYSCALL=n CONFIG_VETH=n CONFIG_VIRTIO_NET=n
-		CONFIG_NETDEVSIM=n CONFIG_NETKIT=n CONFIG_IGB_RS=n CONFIG_NET_DEVMEM=n CONFIG_NET_DEVMEM_RUST=n"
+		CONFIG_NETDEVSIM=n CONFIG_NETKIT=n CONFIG_IGB_RS=n CONFIG_IGB_RS_KUNIT_TEST=n
+		CONFIG_NET_DEVMEM=n CONFIG_NET_DEVMEM_RUST=n"
 	# NET_DEVMEM has no prompt either (def_bool y, on DMA_SHARED_BUFFER and
 	# PAGE_POOL). Page pools stay, the dma-buf framework goes: SYNC_FILE
 	# selects it, UDMABUF depends on it. igb_rs builds without devmem,
@@ -70,15 +71,20 @@ declare -A override=(
 		CONFIG_NET_DEVMEM=n CONFIG_NET_DEVMEM_RUST=n"
 	# The C core: make check's parity kernel, in its directory (build-c).
 	[c-core]=$C_CORE_CONFIG
-	[igb-rs-off]="CONFIG_IGB_RS=n"
+	[igb-rs-off]="CONFIG_IGB_RS=n CONFIG_IGB_RS_KUNIT_TEST=n"
 	[igb-rs-m]="CONFIG_IGB_RS=m"
 	[igb-rs-y]="CONFIG_IGB_RS=y"
+	# igb_rs without its KUnit suite and the model it runs on, as a
+	# kernel without KUnit builds it: nothing of the driver may be there
+	# for the suite alone.
+	[igb-rs-no-kunit]="CONFIG_IGB_RS_KUNIT_TEST=n"
 	# Rust off: the options that need it go (RUST_KERNEL_DOCTESTS, the Rust
 	# core, igb_rs); devmem stays on (NET_DEVMEM=y in the fragments, checked),
 	# so the C core is built.
-	[rust-off]="CONFIG_RUST=n CONFIG_RUST_KERNEL_DOCTESTS=n CONFIG_NET_DEVMEM_RUST=n CONFIG_IGB_RS=n"
+	[rust-off]="CONFIG_RUST=n CONFIG_RUST_KERNEL_DOCTESTS=n CONFIG_NET_DEVMEM_RUST=n CONFIG_IGB_RS=n
+		CONFIG_IGB_RS_KUNIT_TEST=n"
 )
-all="igb-rs-off igb-rs-m igb-rs-y c-core devmem-off page-pool-off rust-off"
+all="igb-rs-off igb-rs-m igb-rs-y igb-rs-no-kunit c-core devmem-off page-pool-off rust-off"
 
 # One of igb-rs-* is the main configuration: that one is the main build
 # (make kernel's, in KBUILD_OUT, with no override), and it goes first, so

@@ -21,11 +21,7 @@
 //! that, its buffers go back to their pools and the reason decides how it
 //! is counted. No skb is left to be dropped implicitly, rings included.
 
-use super::{
-    netdev::Nic,
-    queue::QueuePair,
-    regs::*, //
-};
+use super::regs::*;
 use kernel::{
     device::{
         Bound,
@@ -49,6 +45,7 @@ use kernel::{
             NapiPoll,
             NapiPool,
             NapiRx,
+            Poll,
             PoolId, //
         },
         page_pool::{
@@ -343,9 +340,9 @@ impl RxRing {
     /// [`RxRing::attach_napi`] hands the pool to the NAPI once the ring is
     /// the queue's. The device's instance lock is held: the pool takes the
     /// queue's memory provider.
-    pub(crate) fn new(
+    pub(crate) fn new<D>(
         dev: &Device<Bound>,
-        netdev: &LockedDevice<Nic>,
+        netdev: &LockedDevice<D>,
         idx: u32,
         split: bool,
         cfg: &QueueConfig,
@@ -430,10 +427,10 @@ impl RxRing {
     /// polls this ring from now on: its poll alone allocates from the
     /// pool, and buffers freed in its context go straight back to the
     /// pool's cache. Sleeps.
-    pub(crate) fn attach_napi(
+    pub(crate) fn attach_napi<P: Poll>(
         &mut self,
-        napi: &Added<QueuePair>,
-        dev: &LockedDevice<Nic>,
+        napi: &Added<P>,
+        dev: &LockedDevice<P::Data>,
     ) -> Result {
         let Some(pool) = self.pool.take() else {
             // The NAPI has it already.
@@ -454,10 +451,10 @@ impl RxRing {
     /// Takes the payload pool back from the queue's NAPI, disabled, so
     /// that the ring may be dropped once the NAPI runs again (after a
     /// queue restart). Sleeps.
-    pub(crate) fn detach_napi(
+    pub(crate) fn detach_napi<P: Poll>(
         &mut self,
-        napi: &Added<QueuePair>,
-        dev: &LockedDevice<Nic>,
+        napi: &Added<P>,
+        dev: &LockedDevice<P::Data>,
     ) -> Result {
         let Some(id) = self.napi_pool else {
             return Ok(());
@@ -616,9 +613,9 @@ impl RxRing {
     /// `len` bytes of payload in `buf`, from the payload pool `pool`. On
     /// error, the frame is dropped for the reason returned, its skb freed
     /// if it had one.
-    fn build_split(
+    fn build_split<P: Poll>(
         &self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         pool: &Pool,
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
@@ -656,9 +653,9 @@ impl RxRing {
     /// Builds the skb of a whole frame of `len` bytes in `buf`: its headers
     /// copied, the rest left in the buffer as a frag. Errors as in
     /// `build_split`.
-    fn build_whole(
+    fn build_whole<P: Poll>(
         &self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -698,9 +695,9 @@ impl RxRing {
     /// `headroom` bytes into `buf`, around it. Inline: the frames of
     /// [`RxRing::poll_in_place`], the common case, are built here.
     #[inline(always)]
-    fn build_in_place(
+    fn build_in_place<P: Poll>(
         &self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
@@ -756,9 +753,9 @@ impl RxRing {
     /// share of the payload, the last (EOP) the status of the whole frame.
     /// Shows `watch` the headers of TCP frames. Returns what it did and
     /// the new tail, if it armed descriptors.
-    pub(crate) fn poll(
+    pub(crate) fn poll<P: Poll>(
         &mut self,
-        napi: &mut NapiRx<'_, QueuePair>,
+        napi: &mut NapiRx<'_, P>,
         budget: i32,
         watch: Option<SynWatch<'_>>,
     ) -> (RxDone, Option<u32>) {
@@ -846,9 +843,9 @@ impl RxRing {
     /// whole frame, leaving it to [`RxRing::poll`]'s general loop. Returns
     /// the descriptors it took.
     #[inline(always)]
-    fn poll_in_place(
+    fn poll_in_place<P: Poll>(
         &mut self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         pool: &Pool,
         budget: i32,
         done: &mut RxDone,
@@ -888,9 +885,9 @@ impl RxRing {
     /// write-back `info`, to the stack (GRO), or drops it if the device
     /// found it bad; counts it in `done`.
     #[inline(always)]
-    fn deliver(
+    fn deliver<P: Poll>(
         &self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         mut skb: SkBuff,
         st: u64,
         info: RxInfo,
@@ -934,9 +931,9 @@ impl RxRing {
     /// `st` and write-back `info`: payload buffer, header buffer (with
     /// header split) and the payload length in the descriptor. `pool` is
     /// the payload pool.
-    fn build_first(
+    fn build_first<P: Poll>(
         &self,
-        napi: &NapiRx<'_, QueuePair>,
+        napi: &NapiRx<'_, P>,
         pool: Option<&Pool>,
         (buf, hdr, len): (Option<PoolNetmem>, Option<PoolNetmem>, u32),
         info: RxInfo,
@@ -1297,10 +1294,10 @@ impl TxRing {
     /// Frees the frames the device, `dev` (the ring's), sent, into the
     /// NAPI caches from the queue's poll `napi`, as any context frees them
     /// without; returns how many, and their bytes.
-    pub(crate) fn clean(
+    pub(crate) fn clean<P: Poll>(
         &mut self,
         dev: &Device<Bound>,
-        napi: Option<&NapiPoll<'_, QueuePair>>,
+        napi: Option<&NapiPoll<'_, P>>,
     ) -> (u32, u32) {
         let (mut n, mut bytes) = (0, 0u32);
         while self.next_to_clean != self.next_to_use {

@@ -159,7 +159,7 @@ if [ $vm_ok = yes ] && [ -n "$WIDE_SUITES" ]; then
 	debug=()
 	[ "${DEBUG:-0}" = 1 ] && debug=(--debug)
 	python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$out/vm-wide" \
-		--tsv ' (4 vCPUs)' "${debug[@]}" >>"$after" ||
+		--tsv ' (4 vCPUs)' "${debug[@]}" --flaky-history "$out/flaky-wide.txt" >>"$after" ||
 		printf 'results (4 vCPUs)\tfail\tresults.py failed\n' >>"$after"
 fi
 if [ $vm_ok = yes ] && [ "${CHECK_PARITY:-1}" = 1 ] && [[ " $CHECK_SUITES " == *" devmem-bind "* ]]; then

@@ -45,4 +45,6 @@ echo "$*" >"$res/suites"
 # The debug kernel's run must show its checkers on (results.py --debug).
 debug=()
 [ "${DEBUG:-0}" = 1 ] && debug=(--debug)
-python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" --tsv ' (C core)' "${debug[@]}"
+# Its flaky cases, kept from run to run as the Rust core's are.
+python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" --tsv ' (C core)' "${debug[@]}" \
+	--flaky-history "${rust_res%/*}/flaky-c.txt"

@@ -6,11 +6,14 @@ the expectations file.
 Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
                   [--slow FILE] [--flaky-history FILE] [--kunit-suites FILE]
                   [--debug]
-       results.py EXPECTATIONS RESULTS_DIR --tsv LABEL [--debug]
+       results.py EXPECTATIONS RESULTS_DIR --tsv LABEL [--flaky-history FILE]
+                  [--debug]
        results.py --retry-counts EXPECTATIONS SUITE OUTPUT
 
 With --tsv, judges a second run (the C core's) and prints one result line
-per suite, name suffixed with LABEL, as --after takes them.
+per suite, name suffixed with LABEL, as --after takes them: pass, fail,
+or flaky (passed only on a retry), which the run reading --after counts
+in its flaky total.
 
 Every KUnit test case that runs must pass, and every suite of the
 --kunit-suites file (harness/kunit-suites by default) must report. A
@@ -963,7 +966,7 @@ def main():
     listed_in = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(kunit_list))),
                              os.path.basename(kunit_list))
     # The flaky cases of the previous run, and of this one (note_retry).
-    before = load_flaky(history) if history is not None and label is None else {}
+    before = load_flaky(history) if history is not None else {}
     flaky = {}
     res_dir = args[1]
 
@@ -972,8 +975,11 @@ def main():
 
     def report(name, p, f, s, lines, what):
         if label is not None:
+            # A suite that passed only on a retry says so, for the run that
+            # takes these lines to count it in its flaky total.
+            st = 'fail' if f else 'flaky' if name in flaky else 'pass'
             detail = '; '.join([what] + [l.strip() for l in lines])
-            out.append(f"{name}{label}\t{'fail' if f else 'pass'}\t{detail}")
+            out.append(f"{name}{label}\t{st}\t{detail}")
             return
         total[0] += p
         total[1] += f
@@ -986,6 +992,12 @@ def main():
         with open(path, encoding='utf-8') as f:
             for line in f:
                 name, st, what = line.rstrip('\n').split('\t', 2)
+                if st == 'flaky':
+                    # Another run's suite that passed only on a retry
+                    # (--tsv): counted here, its cases in that run's
+                    # history.
+                    flaky.setdefault(name, set())
+                    st = 'pass'
                 report(name, int(st == 'pass'), int(st != 'pass'), 0, [], what)
 
     if static:
@@ -1053,12 +1065,12 @@ def main():
         report_tsv(after)
 
     print('\n'.join(out))
-    if label is not None:
-        return 0
     if history is not None:
         ran = [s for s in order
                if os.path.exists(os.path.join(res_dir, s.replace('/', '_') + '.tap'))]
-        save_flaky(history, before, flaky, ran)
+        save_flaky(history, before, {s: c for s, c in flaky.items() if s in ran}, ran)
+    if label is not None:
+        return 0
     print(f'flaky: {len(flaky)} suites'
           + (f' ({", ".join(sorted(flaky))})' if flaky else ''))
     print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')

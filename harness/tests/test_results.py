@@ -270,6 +270,35 @@ class Judge(unittest.TestCase):
         self.assertNotIn('FLAKY', out)
         self.assertIn('flaky: 0 suites\n', out)
 
+    def test_a_second_run_s_flaky_suites_count_in_the_total(self):
+        first = LISTEN_TIMEOUT_ATTEMPT
+        second = first.replace('not ok 2', 'ok 2')
+        with tempfile.TemporaryDirectory() as d:
+            history = os.path.join(d, 'flaky-c.txt')
+            # The C core's run (--tsv): the retried suite says flaky.
+            rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first},
+                            more=['--tsv', ' (C core)', '--flaky-history', history])
+            self.assertEqual(rc, 0, out)
+            row = [l for l in out.split('\n') if l.startswith('d.py (C core)\t')]
+            self.assertEqual(len(row), 1, out)
+            self.assertTrue(row[0].startswith('d.py (C core)\tflaky\t'), row)
+            with open(history, encoding='utf-8') as f:
+                self.assertIn('d.py\tcheck_rx_hds', f.read())
+            # The main run counts it, and passes it.
+            after = os.path.join(d, 'after.tsv')
+            with open(after, 'w', encoding='utf-8') as f:
+                f.write(row[0] + '\n')
+            rc, out = judge({'e.py': 'TAP version 13\n1..1\nok 1 e.x\n'}, '',
+                            more=['--after', after])
+            self.assertEqual(rc, 0, out)
+            lines = out.rstrip().split('\n')
+            self.assertEqual(lines[-2], 'flaky: 1 suites (d.py (C core))')
+            # Flaky again in the C core's next run: a failure there.
+            rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first},
+                            more=['--tsv', ' (C core)', '--flaky-history', history])
+            self.assertIn('d.py (C core)\tfail\t', out)
+            self.assertIn('flaky twice in a row', out)
+
     def test_flaky_twice_in_a_row_fails(self):
         first = LISTEN_TIMEOUT_ATTEMPT
         second = first.replace('not ok 2', 'ok 2')

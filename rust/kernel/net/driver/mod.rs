@@ -18,6 +18,14 @@
 //! device; the parent's unbind does so at the latest, so the
 //! parent is bound whenever `T` is alive ([`Device::parent`]).
 //!
+//! Two types stand for a `net_device`. [`Device<T>`] is one this driver
+//! registered, with its data `T`: what the driver's own code uses. It
+//! derefs to [`NetDevice`], any device as the core sees it (its name,
+//! index, instance lock and receive queues), which code that meets
+//! devices it did not register uses: a memory provider, a notifier, a
+//! netlink handler. Only the device's registration and callbacks give a
+//! `Device<T>`; there is no safe way to one from a `NetDevice`.
+//!
 //! [`Device`] and the lock tokens are here. The rest is in modules of
 //! their own, named after what of the C side they wrap, and used through
 //! this one:
@@ -25,10 +33,10 @@
 //! - `registration`: setting a device up and registering it;
 //! - `ops`: the ops table;
 //! - `features`: offloads;
-//! - `bql`: the transmit queue and byte queue limits;
 //! - `rx_mode`: the receive filters;
 //! - `stats`: counters;
 //! - `queue_mgmt`: queue management;
+//! - `tx_queue`: the transmit queue and byte queue limits;
 //! - `work`: work items.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
@@ -50,19 +58,15 @@ use core::{
     ptr::NonNull, //
 };
 
-mod bql;
 mod features;
 mod ops;
 mod queue_mgmt;
 mod registration;
 mod rx_mode;
 mod stats;
+mod tx_queue;
 mod work;
 
-pub use bql::{
-    xmit_more,
-    TxQueue, //
-};
 pub use features::Features;
 pub use ops::{
     Busy,
@@ -87,6 +91,10 @@ pub use stats::{
     RxQueueStats,
     Stats64,
     TxQueueStats, //
+};
+pub use tx_queue::{
+    xmit_more,
+    TxQueue, //
 };
 pub use work::{
     DeviceWork,

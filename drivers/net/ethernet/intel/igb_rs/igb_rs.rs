@@ -18,15 +18,15 @@
 //! - `netdev`: the driver data (`Nic`) and the network device
 //!   operations (open, stop, transmit, receive filters, MTU);
 //! - `ethtool`: the ethtool operations;
-//! - `queue`: the queue pairs, their NAPI poll, the queue API and the
-//!   per-queue statistics;
+//! - `queue`: the queue pairs (rings, NAPI, counters); `queue_ops`: their
+//!   NAPI poll, the queue API and the per-queue statistics;
 //! - `irq`: the interrupt handlers and masks;
 //! - `rss`, `steer`, `hash`: RSS, flow steering rules and the hashed
 //!   header fields;
 //! - `watchdog`: the link watchdog and the reset task;
 //! - `ring`: the descriptor rings; `hw`: the control-path procedures on
-//!   the registers of `regs`; `model`: a strict model of the device for
-//!   KUnit.
+//!   the registers of `regs`, a module per hardware unit; `model`: a
+//!   strict model of the device for KUnit.
 
 mod ethtool;
 mod hash;
@@ -39,6 +39,7 @@ mod model_tests;
 mod netdev;
 mod probe;
 mod queue;
+mod queue_ops;
 mod regs;
 mod ring;
 mod rss;

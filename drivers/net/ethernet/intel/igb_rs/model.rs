@@ -9,7 +9,7 @@
 //! or never finishes, on request; it keeps the NVM and a PHY register file
 //! behind EERD and MDIC, statistics registers that clear when read and stop
 //! at all ones, records every access, and records a [`Rule`] broken by the
-//! access sequence the driver's procedures (`hw.rs`) make.
+//! access sequence the driver's procedures (`hw/`) make.
 //!
 //! C driver: [`e1000_82575.c`](srctree/drivers/net/ethernet/intel/igb/e1000_82575.c)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The KUnit suite of the driver's control-path procedures (`hw.rs` and
+//! The KUnit suite of the driver's control-path procedures (`hw/` and
 //! the code on it), run against the strict model of the 82576
 //! (`model.rs`), which fails a case on any access sequence the datasheet
 //! forbids.

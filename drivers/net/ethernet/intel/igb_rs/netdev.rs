@@ -17,11 +17,11 @@ use crate::{
         DESC_SIZE,
         RING_SIZE, //
     },
-    rss::Rss,
-    watchdog::{
-        RESET_TASK,
-        WATCHDOG, //
+    rss::{
+        Rss,
+        RETA_SIZE, //
     },
+    steer,
     DEFAULT_QUEUES,
     MAX_MTU,
     QUEUES, //
@@ -42,8 +42,8 @@ use kernel::{
             QueueConfig,
             RxMode,
             Stats64,
-            TxQueue, //
-            ETH_ALEN,
+            TxQueue,
+            ETH_ALEN, //
         },
         ethtool,
         skbuff::{
@@ -70,6 +70,11 @@ use kernel::{
         Monotonic, //
     },
 };
+
+/// The watchdog's work item.
+pub(crate) const WATCHDOG: u64 = 0;
+/// The reset's.
+pub(crate) const RESET_TASK: u64 = 1;
 
 /// RCTL bits of the receive filters: unicast and multicast promiscuous.
 const RCTL_FILTERS: u32 = RCTL_UPE | RCTL_MPE;
@@ -873,6 +878,62 @@ impl Operations for Nic {
             stats.tx_packets += q.tx_packets.load(Relaxed);
             stats.tx_bytes += q.tx_bytes.load(Relaxed);
             stats.tx_dropped += q.tx_dropped.load(Relaxed);
+        }
+    }
+}
+
+impl Nic {
+    /// Spreads flows over the queue pairs by their Toeplitz hash, as the
+    /// RSS configuration says, and brings the five-tuple filters to what
+    /// the steering rules want. Register writes only (no wait), under the
+    /// RSS lock: two rule changes cannot interleave their filter writes.
+    pub(crate) fn configure_rss(&self) {
+        let mut rss = self.rss.lock();
+        // Only the filters that changed, without a gap for a flow steered
+        // before and after (steer.rs); before the table, so that a rule
+        // moving from an RSS bucket to a filter has the filter on before
+        // its bucket goes back to the table's queue.
+        rss.steer.program(self);
+        for (i, k) in rss.key.chunks_exact(4).enumerate() {
+            self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
+        }
+        for g in 0..RETA_SIZE / 4 {
+            self.wr(RETA + 4 * g, rss.reta_reg(g));
+        }
+        self.learning.store(rss.steer.learns(), Relaxed);
+        let mrqc = rss.fields.mrqc();
+        drop(rss);
+        self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
+        self.wr(MRQC, mrqc);
+    }
+
+    /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
+    /// rule learns from it, its bucket now goes to the rule's queue.
+    pub(crate) fn learn_syn(&self, frame: &[u8], hash: u32) {
+        let Some(t) = steer::syn_tuple(frame) else {
+            return;
+        };
+        let mut rss = self.rss.lock();
+        if let Some(b) = rss.steer.learn(&t, hash) {
+            let g = b / 4;
+            self.wr(RETA + 4 * g, rss.reta_reg(g));
+        }
+    }
+
+    /// Starts the watchdog, at once: the end of `open`, under the instance
+    /// lock.
+    pub(crate) fn watchdog_start(&self, dev: &Device<Nic>) {
+        if !self.watchdog_on.xchg(true, Relaxed) {
+            self.watchdog.enable();
+        }
+        self.watchdog.schedule(dev, 0, true);
+    }
+
+    /// Stops the watchdog and waits for a run in progress: the start of
+    /// `stop`, under the instance lock, which the watchdog never takes.
+    pub(crate) fn watchdog_stop(&self) {
+        if self.watchdog_on.xchg(false, Relaxed) {
+            self.watchdog.disable_sync();
         }
     }
 }

@@ -6,15 +6,10 @@
 
 use crate::{
     hash,
-    netdev::Nic,
-    regs::*,
     steer,
     DEFAULT_QUEUES, //
 };
-use kernel::{
-    prelude::*,
-    sync::atomic::Relaxed, //
-};
+use kernel::prelude::*;
 
 /// Entries of the RSS indirection table.
 pub(crate) const RETA_SIZE: usize = 128;
@@ -58,7 +53,7 @@ impl Rss {
     }
 
     /// The four entries of RETA register `g`: the table's, or a rule's.
-    fn reta_reg(&self, g: usize) -> u32 {
+    pub(crate) fn reta_reg(&self, g: usize) -> u32 {
         let mut v = [0u8; 4];
         for (k, e) in v.iter_mut().enumerate() {
             let b = 4 * g + k;
@@ -69,44 +64,5 @@ impl Rss {
             };
         }
         u32::from_le_bytes(v)
-    }
-}
-
-impl Nic {
-    /// Spreads flows over the queue pairs by their Toeplitz hash, as the
-    /// RSS configuration says, and brings the five-tuple filters to what
-    /// the steering rules want. Register writes only (no wait), under the
-    /// RSS lock: two rule changes cannot interleave their filter writes.
-    pub(crate) fn configure_rss(&self) {
-        let mut rss = self.rss.lock();
-        // Only the filters that changed, without a gap for a flow steered
-        // before and after (steer.rs); before the table, so that a rule
-        // moving from an RSS bucket to a filter has the filter on before
-        // its bucket goes back to the table's queue.
-        rss.steer.program(self);
-        for (i, k) in rss.key.chunks_exact(4).enumerate() {
-            self.wr(RSSRK + 4 * i, u32::from_le_bytes([k[0], k[1], k[2], k[3]]));
-        }
-        for g in 0..RETA_SIZE / 4 {
-            self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
-        self.learning.store(rss.steer.learns(), Relaxed);
-        let mrqc = rss.fields.mrqc();
-        drop(rss);
-        self.wr(RXCSUM, RXCSUM_PCSD | RXCSUM_IPOFLD | RXCSUM_TUOFLD);
-        self.wr(MRQC, mrqc);
-    }
-
-    /// A SYN-looking frame arrived with RSS hash `hash`: if a flow steering
-    /// rule learns from it, its bucket now goes to the rule's queue.
-    pub(crate) fn learn_syn(&self, frame: &[u8], hash: u32) {
-        let Some(t) = steer::syn_tuple(frame) else {
-            return;
-        };
-        let mut rss = self.rss.lock();
-        if let Some(b) = rss.steer.learn(&t, hash) {
-            let g = b / 4;
-            self.wr(RETA + 4 * g, rss.reta_reg(g));
-        }
     }
 }

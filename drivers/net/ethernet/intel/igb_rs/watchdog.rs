@@ -6,25 +6,26 @@
 
 use crate::{
     hw,
-    netdev::Nic,
+    netdev::{
+        Nic,
+        RESET_TASK,
+        WATCHDOG, //
+    },
     queue::QueuePair,
     regs::*, //
 };
 use kernel::{
-    dev_err, dev_info,
+    dev_err,
+    dev_info,
     net::driver::{
         Device,
         DeviceWorkItem,
         Operations, //
     },
     sync::atomic::Relaxed,
-    time::msecs_to_jiffies,
+    time::msecs_to_jiffies, //
 };
 
-/// The watchdog's work item.
-pub(crate) const WATCHDOG: u64 = 0;
-/// The reset's.
-pub(crate) const RESET_TASK: u64 = 1;
 /// How often the watchdog runs without a link change, ms (C: 2 s).
 const WATCHDOG_PERIOD_MS: u32 = 2000;
 
@@ -153,22 +154,5 @@ impl Nic {
             q.complete_tx(dev.parent(), &mut tx, None);
             tx.hung(status, now)
         })
-    }
-
-    /// Starts the watchdog, at once: the end of `open`, under the instance
-    /// lock.
-    pub(crate) fn watchdog_start(&self, dev: &Device<Nic>) {
-        if !self.watchdog_on.xchg(true, Relaxed) {
-            self.watchdog.enable();
-        }
-        self.watchdog.schedule(dev, 0, true);
-    }
-
-    /// Stops the watchdog and waits for a run in progress: the start of
-    /// `stop`, under the instance lock, which the watchdog never takes.
-    pub(crate) fn watchdog_stop(&self) {
-        if self.watchdog_on.xchg(false, Relaxed) {
-            self.watchdog.disable_sync();
-        }
     }
 }

@@ -6,6 +6,8 @@
 #   harness-tests  the harness's own unit tests (harness/tests)
 #   shell lint  shellcheck on the harness scripts
 #   rustfmt     every .rs file of the overlay, with the kernel's rustfmt.toml
+#   igb-layers  igb_rs's modules import each other in layers, with no
+#               circle (modcycles.py)
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the series
 #   series      the series of patches/series (make patches), each with its
 #               cover letter, apply with git am in order on the pristine
@@ -48,6 +50,16 @@ elif (cd "$TOP_DIR" && rustfmt --check --edition 2021 \
 else
 	sed 's/^/    /' "$work/rustfmt.log" | head -n 40 >&2
 	emit rustfmt fail "${#rs[@]} files; diff above"
+fi
+
+# igb_rs's layers: a module that a lower one imports imports none of those
+# above it
+if python3 "$HARNESS_DIR/modcycles.py" "$KERNEL_TREE/drivers/net/ethernet/intel/igb_rs" \
+	>"$work/modcycles.log" 2>&1; then
+	emit igb-layers pass "$(cat "$work/modcycles.log")"
+else
+	sed 's/^/    /' "$work/modcycles.log" >&2
+	emit igb-layers fail "import circles above"
 fi
 
 # the series: format-patch, checkpatch, git am onto a pristine tree

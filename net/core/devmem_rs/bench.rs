@@ -37,7 +37,7 @@
 use super::{
     binding::Binding,
     provider::DEVMEM_OPS,
-    rig::{with_binding, Rig},
+    test_netdev::{with_binding, Rig},
 };
 use core::ptr;
 use kernel::{

@@ -3,7 +3,7 @@
 //! A dma-buf bound for devmem TCP.
 //!
 //! Binding imports the dma-buf, maps it for the NIC's DMA device in one
-//! direction, carves the mapping into `net_iov`s ([`super::layout`]) and
+//! direction, carves the mapping into `net_iov`s ([`super::carve`]) and
 //! keeps the free ones on a [`FreeList`].
 //!
 //! # Lifetime
@@ -37,11 +37,11 @@
 //! to its binding, so the binding of a `net_iov` is two loads away.
 
 use super::{
-    freelist::FreeList,
-    layout::{
+    carve::{
         CarveError,
         Layout, //
     },
+    freelist::FreeList,
 };
 use core::{
     mem::ManuallyDrop,
@@ -70,9 +70,9 @@ use kernel::{
         netdev::{
             DeviceEvents,
             NetDevice,
-            RxQueue,
-            SockLink, //
+            RxQueue, //
         },
+        netdev_genl::SockLink,
         netmem::{
             NetIov,
             NetIovArea,

@@ -25,7 +25,7 @@ use core::mem::offset_of;
 use kernel::{
     bindings,
     net::{
-        netdev::{
+        netdev_genl::{
             attr,
             SockBindings, //
         },

@@ -123,7 +123,7 @@ const TAKEN: u32 = u32::MAX;
 /// fits the head word beside the tag and differs from [`END`].
 ///
 /// A binding of more `net_iov`s is refused by
-/// [`super::layout::Layout::carve`], with `E2BIG`, before it allocates
+/// [`super::carve::Layout::carve`], with `E2BIG`, before it allocates
 /// them.
 pub const MAX_ENTRIES: u32 = END;
 

@@ -26,11 +26,11 @@ use crate::{
         BindingRef,
         Handle, //
     },
+    carve::CarveError,
     exports::queue_id_policy,
     ids,
-    layout::CarveError,
     provider,
-    sock::SockPriv,
+    sock::SockPriv, //
 };
 use kernel::{
     bitmap::BitmapVec,
@@ -42,13 +42,13 @@ use kernel::{
     dma_buf::DmaBuf,
     net::{
         netdev::{
-            attr,
             Locked,
             Namespace,
             NetDevice,
             NetmemTx,
             QueueType, //
         },
+        netdev_genl::attr,
         netlink::{
             request::{
                 Attr,
@@ -435,7 +435,7 @@ mod tests {
             wait_unmapped, //
         },
         exports,
-        rig::{
+        test_netdev::{
             Rig,
             PAGE, //
         },

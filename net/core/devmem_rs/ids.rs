@@ -171,7 +171,7 @@ mod tests {
     use super::*;
     use crate::{
         binding::wait_unmapped,
-        rig::{
+        test_netdev::{
             with_binding,
             PAGE, //
         },

@@ -14,10 +14,10 @@ use super::binding::Binding;
 use kernel::{
     net::{
         netdev::{
-            attr,
             Locked,
             RxQueue, //
         },
+        netdev_genl::attr,
         netlink::request::ExtAck,
         netmem::NetmemRef,
         page_pool::{
@@ -173,7 +173,7 @@ unsafe impl MemoryProvider for Binding {
 #[kunit_tests(devmem_rs_provider)]
 mod tests {
     use super::*;
-    use crate::rig::{
+    use crate::test_netdev::{
         with_binding,
         with_handle,
         Rig, //

@@ -19,7 +19,7 @@ use crate::binding::{
 };
 pub(crate) use crate::exports::SockPriv;
 use core::ptr::NonNull;
-use kernel::net::netdev::{
+use kernel::net::netdev_genl::{
     SockBindings,
     SockEntry,
     SockLink, //

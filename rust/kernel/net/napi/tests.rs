@@ -306,8 +306,15 @@ mod suite {
                     }
                     rx.gro_receive(skb);
                     if shared {
-                        // SAFETY: the reference taken above.
-                        unsafe { bindings::consume_skb(raw) };
+                        // SAFETY: the reference taken above, dropped as
+                        // consumed: `consume_skb`, which kernels without
+                        // tracepoints have only as an inline function.
+                        unsafe {
+                            bindings::dev_kfree_skb_any_reason(
+                                raw,
+                                bindings::skb_drop_reason_SKB_CONSUMED,
+                            )
+                        };
                     }
                 }
             }

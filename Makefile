@@ -62,7 +62,7 @@ patches:
 	@$(H)/patches.sh >/dev/null
 
 clean:
-	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/build-bench-c" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR/bench-c" "$$CACHE_DIR/kselftest" \
+	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/build-bench-c" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR"/bench-tx-* "$$CACHE_DIR/kselftest" \
 		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs" "$$CACHE_DIR/build-series" "$$CACHE_DIR/check-series"
 
 distclean:

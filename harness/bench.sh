@@ -3,37 +3,45 @@
 #
 # make bench: build the kernel with the benchmarks on, in a build directory
 # of its own (seeded from the main one the first time, so it builds
-# incrementally), boot it and print the benchmark lines; then boot the
-# C-core kernel (CONFIG_NET_DEVMEM_RUST=n, make check's parity build in
-# build-c, built incrementally here too) for the TX benchmark on it:
+# incrementally), boot it for the receive benchmarks; then boot it and the
+# C-core kernel (CONFIG_NET_DEVMEM_RUST=n, built the same way) in turn for
+# the transmit benchmark, and print the lines. Every figure but the first
+# line's is the median over the rounds with the lowest and the highest in
+# brackets, "M [lo-hi]"; a ratio is taken round by round, then its median
+# and spread. CPU time is the host's: the on-CPU time of the vCPU thread
+# the work ran on (harness/hostcpu.sh), which, unlike the guest's own busy
+# time, leaves out the time the vCPU waited for a host CPU under TCG.
 #
 #   devmem-alloc: rust <ns> ns/niov, c <ns> ns/niov, ratio <r>, system-page floor <ns> ns/page
 #   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
 #   devmem-rx-cpu: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
 #   devmem-rx-trunc: devmem-trunc <ns/KiB>, trunc <ns/KiB>, ratio devmem-trunc/trunc <r>
-#   devmem-rx-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...
+#   devmem-rx-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
 #   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
 #   (the four devmem-rx lines again for 4 flows, "(4 flows)")
 #   devmem-rx-jumbo: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
-#   devmem-rx-jumbo-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...
+#   devmem-rx-jumbo-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
-#   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%)
+#   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%); other QEMU threads: ...
 #   (the two driver-rx lines again for 4 flows, "(4 flows)")
-#   devmem-rx-cpu-host, devmem-rx-jumbo-host, driver-rx-cpu-host: the
-#   receiver's CPU per KiB as the host sees it (its vCPU thread's on-CPU
-#   time), after the line each follows
-#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (<N> threads)
-#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio <r> (1 thread)
+#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (<N> threads)
+#   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (1 thread)
+#   devmem-tx-cpu: <mode> rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>; sink busy rust <p>%, c <q>% (MTU <m>, <n> flows)
+#   devmem-tx-cpu-modes: rust core devmem/send <r>, devmem/zerocopy <r> (MTU <m>, <n> flows)
+#   goal: <what> (<where>): met|NOT met (<each round's figure>)
 #
 # The first from the in-kernel benchmark at boot; driver-tcp-stream from
 # the guest's bench-net suite (harness/guest/bench_net.sh); the devmem-rx
 # and driver-rx lines from its bench-rx suite (harness/guest/bench_rx.sh:
 # the receiver's CPU per KiB, and the peer's, at MTU 1500, then at MTU
 # 9000 with 16 KiB net_iovs, then through igb_rs and the C igb without
-# devmem); the devmem-tx-send lines from its bench-tx suite
-# (harness/guest/bench_tx.sh), devmem sendmsg() calls a second through
-# the Rust core (the first boot) and the C core (the second), the same
-# guest, driver (igb_rs) and sender.
+# devmem; BENCH_VERBOSE=1 adds the guest's busy time, as -guest lines);
+# the devmem-tx lines from its bench-tx suite (harness/guest/bench_tx.sh:
+# devmem sendmsg() calls a second, and the sender's CPU per KiB for a
+# plain send, MSG_ZEROCOPY and devmem at MTU 1500 and 9000) in boots of
+# their own, C core and Rust core alternating (BENCH_TX_BOOTS pairs, 2),
+# put together by harness/benchtx.py. The goals come last, each met only
+# when every round meets it.
 #
 # PROFILE=1 adds a boot of the same kernel whose QEMU counts the guest's
 # instructions (harness/insncount.c, a TCG plugin built here) for the
@@ -124,31 +132,27 @@ EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG CONFIG_NET_DEVMEM_RUST_BENCH=y" "$
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
 append=${VM_APPEND:-}
-# bench-tx first: bench-rx's last pass and bench-net rebind the 82576 (and
-# udev may rename it), and the C core's boot runs bench-tx right after the
-# topology's setup too.
 # bench-rx (about 75 runs of 64 MiB in its three passes, and six driver
 # rebinds) needs more than vm.sh's default time.
 # HOST_CPU=1: the host reads the vCPU threads' on-CPU time around each
-# receive run (harness/hostcpu.sh), for bench-rx's -host lines.
+# run (harness/hostcpu.sh): the figure of every receive and transmit line.
 HOST_CPU=1 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
 	VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-	"$HARNESS_DIR/vm.sh" "$res" kunit bench-tx bench-rx bench-net
+	"$HARNESS_DIR/vm.sh" "$res" kunit bench-rx bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
 grep -q ', system-page floor [0-9]* ns/page$' <<<"$lines" ||
 	die "the devmem-alloc line has no system-page floor (an old kernel?); see $res/dmesg.txt"
 net=$(grep -E '^driver-tcp-stream: ' "$res/bench-net.tap" || true)
 [ -n "$net" ] || die "bench-net printed nothing; see $res/bench-net.tap"
-rx=$(grep -E '^(devmem|driver)-rx(-[a-z]+)*: ' "$res/bench-rx.tap" || true)
+rx=$(grep -E '^((devmem|driver)-rx(-[a-z]+)*|goal): ' "$res/bench-rx.tap" || true)
 [ -n "$rx" ] || die "bench-rx printed nothing; see $res/bench-rx.tap"
 # Each of bench-rx's passes prints its lines at its end: a pass that
 # stopped early leaves its lines out.
-for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu devmem-rx-cpu-host devmem-rx-jumbo-host \
-	driver-rx-cpu-host; do
+for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu; do
 	grep -q "^$l: " <<<"$rx" || die "bench-rx printed no $l line; see $res/bench-rx.tap"
 done
-if grep -E '^[a-z-]+-host: .*n/a' <<<"$rx" >&2; then
+if grep -E '^(devmem-rx-cpu|devmem-rx-jumbo|driver-rx-cpu): .*n/a' <<<"$rx" >&2; then
 	die "the host's readings of the vCPU threads are missing (harness/hostcpu.sh); see $res/bench-rx.tap and $res/hostcpu"
 fi
 prof=
@@ -168,51 +172,57 @@ fi
 grep '^# ' "$res/bench-net.tap" >&2 || true
 grep '^# ' "$res/bench-rx.tap" >&2 || true
 python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" | grep -E '^(ok|FAIL) +(kunit|kernel-log):' >&2 || true
+# The goals last, all together: bench-rx's, then the allocator's (its
+# one figure, the in-kernel benchmark's), then the TX boots'.
+goals=$(grep '^goal: ' <<<"$rx" || true)
+rx=$(grep -v '^goal: ' <<<"$rx")
+goals+=$'\n'$(awk '{ for (i = 1; i < NF; i++) { if ($i == "rust") r = $(i + 1); if ($i == "floor") f = $(i + 1) }
+	if (f > 0) printf "goal: rust allocator at most the system-page floor: %s (%.2f)\n", (r <= f) ? "met" : "NOT met", r / f
+	else print "goal: rust allocator at most the system-page floor: NOT met (no floor)" }' <<<"$lines")
 echo "bench-kernel: $toolchain"
 printf '%s\n%s\n%s\n' "$lines" "$net" "$rx"
 [ -z "$prof" ] || printf '%s\n' "$prof"
 
-# The TX send path on the C core: its kernel, booted for bench-tx alone,
-# with the same command line.
-res_c=$CACHE_DIR/bench-c
-# make check's C-core build seeds it when there is one (and its
+# The TX benchmark (bench-tx) on both cores, in boots that alternate: C,
+# Rust, C, Rust, ... (BENCH_TX_BOOTS pairs), so that the host's drift over
+# the run falls on both alike. Every TX boot has the same command line and
+# runs bench-tx alone, KUnit off (kunit.enable=0: the Rust kernel's
+# allocation benchmark does not run before it); the two kernels differ
+# only in CONFIG_NET_DEVMEM_RUST and what depends on it.
+# make check's C-core build seeds the C core's when there is one (and its
 # compiler is the benchmark's).
 seed=$main_out
 [ -f "$C_KBUILD_OUT/.config" ] && seed=$C_KBUILD_OUT
 [ "$INLINE_HELPERS" = 1 ] && seed=/nonexistent
 C_KBUILD_OUT=$CACHE_DIR/build-bench-c
 EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG" build_c_kernel "$seed"
-KERNEL_IMAGE=$C_KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
-	"$HARNESS_DIR/vm.sh" "$res_c" bench-tx
-for r in "$res" "$res_c"; do
-	grep -q '^devmem-tx-send: ' "$r/bench-tx.tap" || die "bench-tx printed nothing; see $r/bench-tx.tap"
-done
-# The calls/s of the bench-tx result in results directory $1 for $2
-# threads ("devmem-tx-send: 1 thread <n> calls/s, 4 threads <n> calls/s").
-tx_rate() { # results-dir threads
-	sed -n 's/^devmem-tx-send: //p' "$1/bench-tx.tap" | tr ',' '\n' |
-		awk -v n="$2" '$1 == n { print $3 }'
-}
 ratio() {
 	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
 }
-echo "# Rust core:" >&2
-grep '^# ' "$res/bench-tx.tap" >&2 || true
-echo "# C core:" >&2
-grep '^# ' "$res_c/bench-tx.tap" >&2 || true
-many=$(sed -n 's/^devmem-tx-send: //p' "$res/bench-tx.tap" | tr ',' '\n' | awk '{ print $1 }' | sort -n | tail -n 1)
-for n in "$many" 1; do
-	rust=$(tx_rate "$res" "$n")
-	c=$(tx_rate "$res_c" "$n")
-	[ "$n" = 1 ] && unit=thread || unit=threads
-	echo "devmem-tx-send: rust ${rust:-0} calls/s, c ${c:-0} calls/s, ratio $(ratio "${rust:-0}" "${c:-0}") ($n $unit)"
+tx_boots=()
+for i in $(seq 1 "${BENCH_TX_BOOTS:-2}"); do
+	for core in c rust; do
+		image=$KBUILD_OUT/arch/x86/boot/bzImage
+		[ "$core" = c ] && image=$C_KBUILD_OUT/arch/x86/boot/bzImage
+		r=$CACHE_DIR/bench-tx-$core$i
+		HOST_CPU=1 KERNEL_IMAGE=$image VM_APPEND="$append kunit.enable=0" \
+			"$HARNESS_DIR/vm.sh" "$r" bench-tx
+		echo "# bench-tx, $core core, boot $i:" >&2
+		grep '^# ' "$r/bench-tx.tap" >&2 || true
+		[ "$(cat "$r/bench-tx.rc" 2>/dev/null)" = 0 ] || die "bench-tx: a run failed; see $r/bench-tx.tap"
+		tx_boots+=("$core:$r/bench-tx.tap")
+	done
 done
+tx=$(python3 "$HARNESS_DIR/benchtx.py" "${tx_boots[@]}") ||
+	die "bench-tx: no lines; see $CACHE_DIR/bench-tx-*/bench-tx.tap"
+grep -v '^goal: ' <<<"$tx"
+goals+=$'\n'$(grep '^goal: ' <<<"$tx")
 [ "$(cat "$res/bench-net.rc")" = 0 ] || die "bench-net: a transfer failed; see $res/bench-net.tap"
 [ "$(cat "$res/bench-rx.rc")" = 0 ] || die "bench-rx: a run or a check failed; see $res/bench-rx.tap"
-for r in "$res" "$res_c"; do
-	[ "$(cat "$r/bench-tx.rc")" = 0 ] || die "bench-tx: a run failed; see $r/bench-tx.tap"
-done
-[ -n "${PROFILE:-}" ] || exit 0
+if [ -z "${PROFILE:-}" ]; then
+	printf '%s\n' "$goals"
+	exit 0
+fi
 
 # The receive modes' profile on the C core: the same driver, pages and
 # token path, the C core's dma-buf provider (gen_pool) in place of the
@@ -236,3 +246,8 @@ devmem_insns() {
 read -r rust_n rust_x < <(devmem_insns "$prof")
 read -r c_n c_x < <(devmem_insns "$prof_c")
 echo "devmem-rx-profile-cores: devmem rust core $rust_n insns/KiB, c core $c_n insns/KiB, ratio $(ratio "$rust_n" "$c_n"); over trunc: rust core $rust_x, c core $c_x"
+r=$(ratio "$rust_n" "$c_n")
+verdict="NOT met"
+[ "$r" != n/a ] && awk -v r="$r" 'BEGIN { exit !(r <= 1.0) }' && verdict=met
+goals+=$'\n'"goal: rust core at most c on devmem-rx-profile-cores: $verdict ($r)"
+printf '%s\n' "$goals"

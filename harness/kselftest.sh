@@ -3,9 +3,10 @@
 #
 # Build and install the upstream kselftests the harness runs (ncdevmem,
 # the drv-net Python library with YNL, and devmem_rx_bench from the
-# series' selftests) from the same kernel tree, and our devmem_send (the
-# TX benchmark's sender) and tcp_sendfile (the RX benchmark's), into
-# $KSFT_DIR, which the guest sees at the same path.
+# series' selftests) from the same kernel tree, and our devmem_send and
+# tcp_sink (the TX benchmark's sender and receiver) and tcp_sendfile (the
+# RX benchmark's sender), into $KSFT_DIR, which the guest sees at the same
+# path.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -83,14 +84,17 @@ if ! clang -O2 -Wall -Werror -pthread -o "$KSFT_DIR/drivers/net/hw/devmem_send" 
 	tail -n 20 "$log" >&2
 	die "devmem_send did not build; log: $log"
 fi
-# The RX benchmark's sender (harness/guest/bench_rx.sh), the same way.
-if ! clang -O2 -Wall -Werror -o "$KSFT_DIR/drivers/net/hw/tcp_sendfile" \
-	"$HARNESS_DIR/guest/tcp_sendfile.c" >>"$log" 2>&1; then
-	tail -n 20 "$log" >&2
-	die "tcp_sendfile did not build; log: $log"
-fi
+# Its receiver, and the RX benchmark's sender (harness/guest/bench_rx.sh),
+# the same way.
+for prog in tcp_sink tcp_sendfile; do
+	if ! clang -O2 -Wall -Werror -o "$KSFT_DIR/drivers/net/hw/$prog" \
+		"$HARNESS_DIR/guest/$prog.c" >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "$prog did not build; log: $log"
+	fi
+done
 for f in drivers/net/hw/ncdevmem drivers/net/hw/iou-zcrx drivers/net/hw/devmem_send \
-	drivers/net/hw/devmem_rx_bench drivers/net/hw/tcp_sendfile \
+	drivers/net/hw/devmem_rx_bench drivers/net/hw/tcp_sendfile drivers/net/hw/tcp_sink \
 	drivers/net/hw/devmem.py drivers/net/ping.py; do
 	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
 done

@@ -4,9 +4,10 @@
 # Network benchmarks, run in the guest by run.sh (suite bench-net) with the
 # topology wired and NETIF etc. exported; the 82576 starts on igb_rs and
 # ends on it. Prints, the median of BENCH_ROUNDS runs of BENCH_MB MiB each,
-# sent by the peer (ns-remote) to the 82576:
+# sent by the peer (ns-remote) to the 82576, with the lowest and the
+# highest in brackets (the ratio taken round by round):
 #
-#   driver-tcp-stream: rust <Mbit/s>, c <Mbit/s>, ratio <r>
+#   driver-tcp-stream: rust <M [lo-hi]> Mbit/s, c <M [lo-hi]> Mbit/s, ratio <M [lo-hi]>
 #       a TCP stream into a socat sink, through igb_rs, then through the
 #       C igb driver (the device rebound to it), same VM.
 #
@@ -69,11 +70,15 @@ round() { # label start-receiver...
 	return 0
 }
 
-# The median of a label's runs, 0 without any.
-median() { # label
-	# shellcheck disable=SC2086 # one run a word
-	printf '%s\n' ${RUNS[$1]:-0} | sort -n |
-		awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); print (NR % 2) ? v[m] : int((v[m] + v[m + 1]) / 2) }'
+# "M [LO-HI]": the median of a list of numbers with the lowest and the
+# highest, as printf format $2 ("%.0f" by default); 0 without any.
+spread() { # list [format]
+	# shellcheck disable=SC2086 # one value a word
+	printf '%s\n' ${1:-0} | sort -g |
+		awk -v f="${2:-%.0f}" '{ v[NR] = $1 } END {
+			m = int((NR + 1) / 2)
+			printf f " [" f "-" f "]\n", (NR % 2) ? v[m] : (v[m] + v[m + 1]) / 2, v[1], v[NR]
+		}'
 }
 
 # The receivers, started by round().
@@ -81,10 +86,6 @@ median() { # label
 sink() {
 	taskset -c "$RX_CPU" socat -u "TCP6-LISTEN:$PORT,reuseaddr" OPEN:/dev/null >/dev/null 2>&1 &
 	RX=$!
-}
-
-ratio() {
-	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }'
 }
 
 # The two ends of a transfer as two machines: the 82576's interrupts and
@@ -110,7 +111,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	[ "$c_bound" = 1 ] && round "igb stream" sink
 	rebind igb_rs $RX_CPU $TX_CPU || { log "could not rebind the 82576 to igb_rs"; fail=1; break; }
 done
-rust=$(median "igb_rs stream")
-c=$(median "igb stream")
-echo "driver-tcp-stream: rust $rust Mbit/s, c $c Mbit/s, ratio $(ratio "$rust" "$c")"
+# Round by round: the runs of both drivers in the order they ran.
+ratios=$(paste -d ' ' <(printf '%s\n' ${RUNS[igb_rs stream]:-}) <(printf '%s\n' ${RUNS[igb stream]:-}) |
+	awk 'NF == 2 && $2 > 0 { printf "%.2f ", $1 / $2 }')
+echo "driver-tcp-stream: rust $(spread "${RUNS[igb_rs stream]:-}") Mbit/s, c $(spread "${RUNS[igb stream]:-}") Mbit/s, ratio $(spread "$ratios" %.2f)"
 exit $fail

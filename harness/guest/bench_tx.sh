@@ -1,34 +1,62 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The devmem TX send path, run in the guest by run.sh (suite bench-tx) with
-# the topology wired and NETIF etc. exported. A holder (races.py --hold tx)
-# binds a udmabuf of PAGES pages for TX on the 82576; devmem_send (built
-# by kselftest.sh from devmem_send.c) then sends from it for BENCH_TX_SECS
-# seconds with 1 thread and with twice the CPUs' threads, each thread on a
-# connection of its own into a socat sink on the peer (ns-remote), LEN
-# bytes a sendmsg() with the binding's id in an SCM_DEVMEM_DMABUF cmsg.
-# Every such sendmsg() looks the binding up by its id
-# (net_devmem_get_binding): the many-thread figure is where a lookup that
-# serialises its callers would show. Prints the median of BENCH_TX_ROUNDS
-# rounds, sendmsg() calls a second in all:
+# The TX benchmarks, run in the guest by run.sh (suite bench-tx) with the
+# topology wired and NETIF etc. exported; make bench boots the Rust core's
+# kernel and the C core's in turn and reads the "tx-round:" lines of each
+# boot (harness/bench.sh). devmem_send (built by kselftest.sh from
+# harness/guest/devmem_send.c) sends to tcp_sink (harness/guest/tcp_sink.c,
+# which takes the bytes without copying them) on the peer (ns-remote),
+# each thread on a connection of its own; a holder
+# (races.py --hold tx) binds a udmabuf of PAGES pages for TX on the 82576
+# for the devmem sends. Two passes:
 #
-#   devmem-tx-send: 1 thread <calls/s> calls/s, 4 threads <calls/s> calls/s
+# calls: devmem sends of LEN bytes (BENCH_TX_LEN, 64), for BENCH_TX_SECS
+# seconds with 1 thread and with twice the CPUs' threads. Every such
+# sendmsg() looks the binding up by its id (net_devmem_get_binding): the
+# many-thread figure is where a lookup that serialises its callers would
+# show, and the bytes are too few for the peer to set the pace. A line a
+# run, sendmsg() calls a second in all:
 #
-# LEN is small (BENCH_TX_LEN, 64 bytes) so that the sender's per-call path,
-# not the bytes the peer must take in, sets the pace: the "# " lines say
-# how long the senders waited for room in their sockets (the peer's and
-# the path's share) and the CPU time a call cost them.
-# Exit status 0 when every run sent, from every thread.
+#   tx-round: calls THREADS CALLS_PER_S
+#
+# cpu: the sender's CPU per KiB sent, for each mode of devmem_send (send:
+# a plain send() from host memory, copied; zerocopy: MSG_ZEROCOPY from
+# host memory; devmem: from the bound udmabuf), at each MTU of
+# BENCH_TX_MTUS on both ends and each flow count of BENCH_TX_FLOWS, sends
+# of 64 KiB for BENCH_TX_CPU_SECS seconds. The sender runs on CPU 0 with
+# the 82576's interrupts (its transmit completions and the ACKs), the sink
+# on CPU 1 with the peer's. The figure is the host's: the on-CPU time of
+# vCPU 0's thread over the run (harness/hostcpu.sh), which leaves out the
+# time the vCPU waited for a host CPU, per KiB sent; vCPU 1's share of the
+# run says whether the sink kept up (near 100%: it set the pace). A line
+# a run:
+#
+#   tx-round: cpu MODE MTU FLOWS NS_PER_KIB SINK_BUSY_PCT MBIT_PER_S
+#
+# Round by round, every case once, the modes' order rotating, so that the
+# host's drift falls on every mode alike. "# " lines say what each run
+# did. Exit status 0 when every run sent, from every thread; never on
+# timing.
 
 set -u
 SEND=$KSFT/drivers/net/hw/devmem_send
+SINK=$KSFT/drivers/net/hw/tcp_sink
 SECS=${BENCH_TX_SECS:-3}
-ROUNDS=${BENCH_TX_ROUNDS:-5}
+ROUNDS=${BENCH_TX_ROUNDS:-3}
 LEN=${BENCH_TX_LEN:-64}
+CPU_SECS=${BENCH_TX_CPU_SECS:-3}
+CPU_ROUNDS=${BENCH_TX_CPU_ROUNDS:-2}
+CPU_LEN=65536
+MTUS=${BENCH_TX_MTUS:-1500 9000}
+FLOWS=${BENCH_TX_FLOWS:-1 4}
+MODES=${BENCH_TX_MODES:-send zerocopy devmem}
+PASSES=${BENCH_TX_PASSES:-calls cpu}
 PAGES=64
 PORT=5401
 THREADS="1 $(($(nproc) * 2))"
+TX_CPU=0
+SINK_CPU=1
 fail=0
 
 log() { echo "# $*"; }
@@ -36,87 +64,174 @@ log() { echo "# $*"; }
 # shellcheck source=harness/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$SEND" ] || {
-	log "no $SEND: run make kselftests"
-	exit 1
-}
-
-# The median of a thread count's runs, 0 without any.
-declare -A RUNS=()
-median() { # threads
-	# shellcheck disable=SC2086 # one run a word
-	printf '%s\n' ${RUNS[$1]:-0} | sort -n |
-		awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); print (NR % 2) ? v[m] : int((v[m] + v[m + 1]) / 2) }'
-}
-
-# The sink: a socat process per connection, all writing to /dev/null.
-ip netns exec ns-remote socat -u "TCP6-LISTEN:$PORT,reuseaddr,fork" OPEN:/dev/null \
-	>/dev/null 2>&1 &
-sink=$!
-listening $PORT ns-remote || {
-	log "no sink listening on [$REMOTE_V6]:$PORT"
-	kill "$sink" 2>/dev/null
-	exit 1
-}
-
-# The binding, held by a process of its own until it reads "exit".
-coproc HOLD { exec python3 "$(dirname "$0")/races.py" --hold tx \
-	"$(cat "/sys/class/net/$NETIF/ifindex")" 0 "$PAGES" 2>&1; }
-holder=$HOLD_PID
-said=
-read -r -t 120 said <&"${HOLD[0]:-}"
-id=${said#bound }
-case "$said" in
-"bound "[0-9]*) log "bind-tx of a $PAGES-page udmabuf on $NETIF: binding $id" ;;
-*)
-	log "the holder said: ${said:-nothing}"
-	kill "$holder" "$sink" 2>/dev/null
-	exit 1
-	;;
-esac
+for f in "$SEND" "$SINK"; do
+	[ -x "$f" ] || {
+		log "no $f: run make kselftests"
+		exit 1
+	}
+done
+PEER=$(ip -n ns-remote -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }')
 size=$((PAGES * $(getconf PAGESIZE)))
 
-# One run of n threads; adds its calls/s to RUNS[n].
-run() { # threads
-	local out err rc sends secs rate
-	err=$(mktemp)
-	out=$(timeout -k 5 $((SECS + 60)) "$SEND" -a "$REMOTE_V6" -p "$PORT" -d "$id" \
-		-t "$1" -s "$SECS" -l "$LEN" -z "$size" 2>"$err")
-	rc=$?
-	read -r _ sends _ _ _ secs _ _ <<<"$out"
-	rate=$(echo "${sends:-0} ${secs:-0}" | awk '{ if ($2 > 0) printf "%.0f", $1 / $2; else print 0 }')
-	log "round $r, $1 thread(s): $rate calls/s; $out"
-	sed 's/^# //; s/^/#   /' "$err"
-	rm -f "$err"
-	if [ "$rc" != 0 ] || [ "$rate" = 0 ]; then
-		log "round $r, $1 thread(s): devmem_send failed ($rc)"
-		fail=1
-		return
-	fi
-	RUNS[$1]+="$rate "
+# The sink, tcp_sink on SINK_CPU: it takes every connection's bytes
+# with recv(MSG_TRUNC), no copy, so that it keeps up with the sender.
+sink=
+sink_start() {
+	taskset -c "$SINK_CPU" ip netns exec ns-remote "$SINK" -p "$PORT" >/dev/null 2>&1 &
+	sink=$!
+	listening $PORT ns-remote && return 0
+	log "no sink listening on [$REMOTE_V6]:$PORT"
+	return 1
+}
+sink_stop() {
+	[ -n "$sink" ] || return 0
+	kill "$sink" 2>/dev/null
+	wait "$sink" 2>/dev/null
+	sink=
 }
 
-# Round by round, each thread count once, so that the host's drift falls
-# on both alike.
-for r in $(seq 1 "$ROUNDS"); do
-	for n in $THREADS; do
-		run "$n"
-	done
-done
-
+# The binding, held by a process of its own until it reads "exit"; sets
+# ID.
+ID=
+holder=
+hold() {
+	coproc HOLD { exec python3 "$(dirname "$0")/races.py" --hold tx \
+		"$(cat "/sys/class/net/$NETIF/ifindex")" 0 "$PAGES" 2>&1; }
+	holder=$HOLD_PID
+	local said=
+	read -r -t 120 said <&"${HOLD[0]:-}"
+	ID=${said#bound }
+	case "$said" in
+	"bound "[0-9]*)
+		log "bind-tx of a $PAGES-page udmabuf on $NETIF: binding $ID"
+		return 0
+		;;
+	esac
+	log "the holder said: ${said:-nothing}"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	holder=
+	return 1
+}
 # The holder lets go of the binding and exits (a dead one would have
 # failed the sends).
-if kill -0 "$holder" 2>/dev/null && [ -n "${HOLD[1]:-}" ]; then
-	echo exit >&"${HOLD[1]}"
-fi
-wait "$holder" || { log "the holder exited with $?"; fail=1; }
-kill "$sink" 2>/dev/null
-wait "$sink" 2>/dev/null
+unhold() {
+	[ -n "$holder" ] || return 0
+	if kill -0 "$holder" 2>/dev/null && [ -n "${HOLD[1]:-}" ]; then
+		echo exit >&"${HOLD[1]}"
+	fi
+	wait "$holder" || { log "the holder exited with $?"; fail=1; }
+	holder=
+}
 
-line=
-for n in $THREADS; do
-	[ "$n" = 1 ] && unit=thread || unit=threads
-	line+="${line:+, }$n $unit $(median "$n") calls/s"
+# One devmem_send run: mode $1, $2 threads, $3 seconds, $4 bytes a send,
+# pinned to CPU $5, between two host readings. Sets OUT (its stdout line:
+# "sends N bytes N secs S threads N"), SENDS, BYTES, RUN_SECS and HOST;
+# fails when it did.
+OUT=
+SENDS=0
+BYTES=0
+RUN_SECS=0
+send_run() { # mode threads secs len cpu
+	local err rc key
+	err=$(mktemp)
+	key=tx${EPOCHREALTIME/./}
+	host_mark begin "$key"
+	OUT=$(timeout -k 5 $(($3 + 60)) taskset -c "$5" "$SEND" -a "$REMOTE_V6" -p "$PORT" \
+		-m "$1" ${ID:+-d "$ID"} -t "$2" -s "$3" -l "$4" -z "$size" 2>"$err")
+	rc=$?
+	host_mark end "$key"
+	read -r _ SENDS _ BYTES _ RUN_SECS _ _ <<<"$OUT"
+	sed 's/^# //; s/^/#   /' "$err"
+	rm -f "$err"
+	if [ "$rc" != 0 ] || [ "${SENDS:-0}" = 0 ]; then
+		log "$1, $2 thread(s): devmem_send failed ($rc)"
+		fail=1
+		return 1
+	fi
+}
+
+# The calls pass.
+calls_pass() {
+	local r n rate
+	for r in $(seq 1 "$ROUNDS"); do
+		for n in $THREADS; do
+			send_run devmem "$n" "$SECS" "$LEN" "0-$(($(nproc) - 1))" || continue
+			rate=$(echo "$SENDS $RUN_SECS" | awk '{ if ($2 > 0) printf "%.0f", $1 / $2; else print 0 }')
+			log "round $r, $n thread(s): $rate calls/s; $OUT"
+			echo "tx-round: calls $n $rate"
+		done
+	done
+}
+
+# Sets the MTU on both ends (a restart of the 82576's queues: the link
+# comes back first).
+set_mtu() { # mtu
+	ip link set "$NETIF" mtu "$1" && ip -n ns-remote link set "$PEER" mtu "$1" &&
+		wait_carrier "$NETIF" && ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
+}
+
+# The cpu pass, at MTU $1.
+cpu_pass() { # mtu
+	local mtu=$1 r n i mode per busy mbps hw hv
+	local -a modes hvs
+	read -ra modes <<<"$MODES"
+	for r in $(seq 1 "$CPU_ROUNDS"); do
+		for n in $FLOWS; do
+			for i in $(seq 0 $((${#modes[@]} - 1))); do
+				mode=${modes[$(((i + r - 1) % ${#modes[@]}))]}
+				send_run "$mode" "$n" "$CPU_SECS" "$CPU_LEN" "$TX_CPU" || continue
+				per=n/a busy=n/a
+				if [ -n "$HOST" ]; then
+					read -r hw hv _ <<<"$HOST"
+					IFS=, read -ra hvs <<<"$hv"
+					per=$((${hvs[TX_CPU]:-0} * 1024 / BYTES))
+					busy=$((${hvs[SINK_CPU]:-0} * 100 / (hw > 0 ? hw : 1)))
+				fi
+				mbps=$(echo "$BYTES $RUN_SECS" | awk '{ if ($2 > 0) printf "%.0f", $1 * 8 / $2 / 1e6; else print 0 }')
+				log "round $r, MTU $mtu, $n flow(s), $mode: vCPU $TX_CPU $per ns/KiB, sink's vCPU $SINK_CPU busy $busy%, $mbps Mbit/s; $OUT"
+				echo "tx-round: cpu $mode $mtu $n $per $busy $mbps"
+			done
+		done
+	done
+}
+
+sink_start || {
+	sink_stop
+	exit 1
+}
+mtu_was=$(cat "/sys/class/net/$NETIF/mtu")
+peer_mtu_was=$(ip netns exec ns-remote cat "/sys/class/net/$PEER/mtu")
+for pass in $PASSES; do
+	case "$pass" in
+	calls)
+		hold || { fail=1; continue; }
+		calls_pass
+		unhold
+		;;
+	cpu)
+		place_irqs $TX_CPU $SINK_CPU
+		for mtu in $MTUS; do
+			if ! set_mtu "$mtu"; then
+				log "could not set MTU $mtu on $NETIF and $PEER"
+				fail=1
+				continue
+			fi
+			# The binding after the MTU: its sends then meet the
+			# device as it runs.
+			hold || { fail=1; continue; }
+			cpu_pass "$mtu"
+			unhold
+		done
+		ID=
+		set_mtu "$mtu_was" && ip -n ns-remote link set "$PEER" mtu "$peer_mtu_was" ||
+			{ log "MTU $mtu_was not restored"; fail=1; }
+		;;
+	*)
+		log "no pass $pass"
+		fail=1
+		;;
+	esac
 done
-echo "devmem-tx-send: $line"
+sink_stop
 exit $fail

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * devmem_send: devmem TCP TX for a while from THREADS threads, each on a
- * TCP connection of its own, all sending from one dma-buf that another
- * process has bound for TX (bind-tx; its binding id is DMABUF_ID). Counts
- * the sendmsg() calls: every one of them looks the binding up by its id
- * (net_devmem_get_binding), which is what this times.
+ * devmem_send: TCP TX for a while from THREADS threads, each on a TCP
+ * connection of its own, in one of three modes:
  *
- *   devmem_send -a ADDR6 -p PORT -d DMABUF_ID -t THREADS -s SECONDS
- *               -l LEN -z DMABUF_SIZE
+ *   devmem    from one dma-buf that another process has bound for TX
+ *             (bind-tx; its binding id is DMABUF_ID): every sendmsg()
+ *             looks the binding up by its id (net_devmem_get_binding)
+ *   zerocopy  MSG_ZEROCOPY from host memory (SIZE bytes, mapped here)
+ *   send      plain sendmsg() from host memory, copied into the socket
+ *
+ *   devmem_send -a ADDR6 -p PORT [-m MODE] [-d DMABUF_ID] -t THREADS
+ *               -s SECONDS -l LEN -z SIZE
  *
  * A devmem send is a MSG_ZEROCOPY sendmsg() with an SCM_DEVMEM_DMABUF
  * cmsg carrying the binding id, whose iovec's iov_base is an offset into
- * the dma-buf (see ncdevmem.c's do_client). Each call sends LEN bytes, the
- * offsets cycling through the dma-buf. The sends do not block: when the
+ * the dma-buf (see ncdevmem.c's do_client); the other modes send from the
+ * same offsets in a buffer of their own. Each call sends LEN bytes, the
+ * offsets cycling through the SIZE bytes. The sends do not block: when the
  * socket has no room (EAGAIN) the thread polls for it, and the time it
  * waits is reported, as it is the peer's and the path's, not the
  * sender's. Zero-copy completions are reaped from the error queue every
@@ -35,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -66,9 +71,14 @@ struct worker {
 	int err;
 };
 
+enum mode { MODE_DEVMEM, MODE_ZEROCOPY, MODE_SEND };
+
 static struct sockaddr_in6 peer;
+static enum mode mode = MODE_DEVMEM;
 static unsigned int dmabuf_id;
 static size_t len, dmabuf_size;
+/* The host memory the zerocopy and send modes send from. */
+static char *hostbuf;
 static pthread_barrier_t start;
 static atomic_int stop;
 
@@ -152,6 +162,7 @@ static int wait_and_reap(struct worker *w, short events)
 static int send_loop(struct worker *w)
 {
 	char control[CMSG_SPACE(sizeof(__u32))] = {};
+	int flags = MSG_ZEROCOPY | MSG_DONTWAIT;
 	struct msghdr msg = {};
 	struct cmsghdr *cm;
 	struct iovec iov;
@@ -161,26 +172,31 @@ static int send_loop(struct worker *w)
 
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	msg.msg_control = control;
-	msg.msg_controllen = sizeof(control);
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_DEVMEM_DMABUF;
-	cm->cmsg_len = CMSG_LEN(sizeof(__u32));
-	memcpy(CMSG_DATA(cm), &dmabuf_id, sizeof(__u32));
+	if (mode == MODE_DEVMEM) {
+		msg.msg_control = control;
+		msg.msg_controllen = sizeof(control);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_DEVMEM_DMABUF;
+		cm->cmsg_len = CMSG_LEN(sizeof(__u32));
+		memcpy(CMSG_DATA(cm), &dmabuf_id, sizeof(__u32));
+	} else if (mode == MODE_SEND) {
+		flags = MSG_DONTWAIT;
+	}
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		/* devmem TX: iov_base is an offset into the dma-buf. */
-		iov.iov_base = (void *)off;
+		iov.iov_base = mode == MODE_DEVMEM ? (void *)off : hostbuf + off;
 		iov.iov_len = len;
-		ret = sendmsg(w->fd, &msg, MSG_ZEROCOPY | MSG_DONTWAIT);
+		ret = sendmsg(w->fd, &msg, flags);
 		if (ret > 0) {
 			w->sends++;
 			w->bytes += ret;
 			off += ret;
 			if (off + len > dmabuf_size)
 				off = 0;
-			if (++since_reap == REAP_EVERY) {
+			/* A plain send has no completions to reap. */
+			if (mode != MODE_SEND && ++since_reap == REAP_EVERY) {
 				since_reap = 0;
 				if (reap(w))
 					return -1;
@@ -213,7 +229,8 @@ static void *worker_main(void *arg)
 	w->fd = socket(AF_INET6, SOCK_STREAM, 0);
 	if (w->fd < 0)
 		fail(w, "socket", errno);
-	else if (setsockopt(w->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)))
+	else if (mode != MODE_SEND &&
+		 setsockopt(w->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)))
 		fail(w, "setsockopt(SO_ZEROCOPY)", errno);
 	else if (connect(w->fd, (struct sockaddr *)&peer, sizeof(peer)))
 		fail(w, "connect", errno);
@@ -235,7 +252,7 @@ static unsigned long long ru_ns(const struct timeval *tv)
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s -a ADDR6 -p PORT -d DMABUF_ID -t THREADS -s SECONDS -l LEN -z DMABUF_SIZE\n",
+		"usage: %s -a ADDR6 -p PORT [-m devmem|zerocopy|send] [-d DMABUF_ID] -t THREADS -s SECONDS -l LEN -z SIZE\n",
 		prog);
 	exit(2);
 }
@@ -249,13 +266,23 @@ int main(int argc, char **argv)
 	struct worker *w;
 	double elapsed;
 
-	while ((opt = getopt(argc, argv, "a:p:d:t:s:l:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:m:d:t:s:l:z:")) != -1) {
 		switch (opt) {
 		case 'a':
 			addr = optarg;
 			break;
 		case 'p':
 			port = atoi(optarg);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "devmem"))
+				mode = MODE_DEVMEM;
+			else if (!strcmp(optarg, "zerocopy"))
+				mode = MODE_ZEROCOPY;
+			else if (!strcmp(optarg, "send"))
+				mode = MODE_SEND;
+			else
+				print_usage(argv[0]);
 			break;
 		case 'd':
 			dmabuf_id = strtoul(optarg, NULL, 0);
@@ -276,9 +303,20 @@ int main(int argc, char **argv)
 			print_usage(argv[0]);
 		}
 	}
-	if (!addr || port <= 0 || port > 65535 || !dmabuf_id || threads <= 0 ||
-	    secs <= 0 || !len || len > dmabuf_size)
+	if (!addr || port <= 0 || port > 65535 ||
+	    (mode == MODE_DEVMEM && !dmabuf_id) || threads <= 0 || secs <= 0 ||
+	    !len || len > dmabuf_size)
 		print_usage(argv[0]);
+	if (mode != MODE_DEVMEM) {
+		/* Populated: no page faults while the clock runs. */
+		hostbuf = mmap(NULL, dmabuf_size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (hostbuf == MAP_FAILED) {
+			perror("devmem_send: mmap");
+			return 1;
+		}
+		memset(hostbuf, 0x5a, dmabuf_size);
+	}
 	peer.sin6_family = AF_INET6;
 	peer.sin6_port = htons(port);
 	if (inet_pton(AF_INET6, addr, &peer.sin6_addr) != 1) {

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # Shell functions the guest scripts share; sourced by run.sh, demo.sh,
-# bench_net.sh, bench_rx.sh, bench_tx.sh and jumbo.sh.
+# bench_net.sh, bench_rx.sh, bench_tx.sh and jumbo.sh; the sourcing script
+# defines log (a "# " line).
 
 # Waits, 10 s at most, for a TCP listener on port $1, in netns $2 if given.
 listening() { # port [netns]
@@ -95,4 +96,37 @@ rebind() { # driver dut-cpu peer-cpu
 	wait_carrier "$NETIF"
 	ping -6 -c 1 -W 5 "$REMOTE_V6" >/dev/null
 	place_irqs "$2" "$3"
+}
+
+# The host's reading of the vCPU threads (harness/hostcpu.sh), when vm.sh
+# runs its watcher and says where in HOSTCPU. host_mark begin|end KEY asks
+# for a reading and waits for the answer (10 s at most); after "end" it
+# sets HOST to "WALL_NS VCPU0_NS,VCPU1_NS,... OTHER_NS". Without the
+# watcher, or when it does not answer, HOST is empty and the host's lines
+# say n/a.
+HOST=
+host_mark() { # begin|end key
+	local i line
+	HOST=
+	[ -n "${HOSTCPU:-}" ] && [ -d "$HOSTCPU" ] || return 0
+	echo "$1 $2" >>"$HOSTCPU/req"
+	for ((i = 0; i < 1000; i++)); do
+		# Keys are letters and digits, each used once.
+		line=$(grep -m 1 "^$2 \($1\|error\)" "$HOSTCPU/ack" || true)
+		case "$line" in
+		"") sleep 0.01 ;;
+		"$2 begin") return 0 ;;
+		"$2 end "*)
+			# shellcheck disable=SC2034 # the sourcing script's
+			HOST=${line#"$2 end "}
+			return 0
+			;;
+		*)
+			log "the host's reading for $2: ${line#"$2 "}"
+			return 0
+			;;
+		esac
+	done
+	log "the host did not answer $1 $2 within 10 s"
+	HOSTCPU=
 }

@@ -29,9 +29,10 @@
 # and igb_rs's against the C igb's: the receiving CPU's instructions by
 # function, counted by QEMU, for each receive mode and each driver;
 # bench-profile-devmem for the receive modes alone, bench-profile-drivers
-# for the drivers alone), bench-tx (devmem TX
-# sendmsg() calls a second, 1 and many threads), and kselftest paths
-# relative to KSELFTEST_DIR (e.g. drivers/net/hw/devmem.py).
+# for the drivers alone), bench-tx (devmem TX sendmsg() calls a second,
+# and the sender's CPU per KiB for send, MSG_ZEROCOPY and devmem TX), and
+# kselftest paths relative to KSELFTEST_DIR (e.g.
+# drivers/net/hw/devmem.py).
 #
 # NIC_DRIVER (igb_rs by default, or igb) is the driver the 82576 is bound to
 # before the suites run.

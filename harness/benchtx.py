@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The TX benchmark's lines, from the boots make bench alternates.
+
+    benchtx.py CORE:TAP [CORE:TAP ...]
+
+Each TAP is the bench-tx.tap of one boot (harness/guest/bench_tx.sh) of
+the kernel with devmem core CORE ("rust" or "c"), in the order the boots
+ran: c, rust, c, rust, ... The n-th boot of each core make a pair, and a
+ratio between the cores is taken within a pair, round by round (round j
+of the Rust core's boot against round j of the C core's), so that both
+sides of every ratio ran as close in time as the boots allow. Prints,
+every figure the median over the rounds of every boot with the lowest
+and highest in brackets:
+
+  devmem-tx-send: rust M [lo-hi] calls/s, c M [lo-hi] calls/s, ratio rust/c R [lo-hi] (N threads)
+  devmem-tx-cpu: MODE rust M [lo-hi] ns/KiB, c M [lo-hi] ns/KiB, ratio rust/c R [lo-hi]; sink busy rust P%, c Q% (MTU U, N flows)
+  devmem-tx-cpu-modes: rust core devmem/send R [lo-hi], devmem/zerocopy R [lo-hi] (MTU U, N flows)
+
+and the goals, each met only when every round (every pair's round, for
+a ratio between the cores) meets it:
+
+  goal: rust core at most c on devmem-tx-cpu (MTU U, N flows): met|NOT met (R ...)
+  goal: rust core at least c on devmem-tx-send (N threads): met|NOT met (R ...)
+  goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, N flows): met|NOT met (R ...)
+
+The send and zerocopy modes do not reach the devmem core: their ratio
+rust/c is the two boots' difference alone, and says how far to trust the
+devmem mode's. Exits 1 when a TAP has no round lines.
+"""
+
+import statistics
+import sys
+from collections import defaultdict
+
+
+def parse(path):
+    """{("calls", threads): [rate, ...], ("cpu", mode, mtu, flows): [(ns, busy), ...]}"""
+    rounds = defaultdict(list)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if len(w) < 2 or w[0] != "tx-round:":
+                continue
+            if w[1] == "calls" and len(w) == 4:
+                rounds[("calls", int(w[2]))].append(float(w[3]))
+            elif w[1] == "cpu" and len(w) == 8 and w[5] != "n/a":
+                busy = float(w[6]) if w[6] != "n/a" else float("nan")
+                rounds[("cpu", w[2], int(w[3]), int(w[4]))].append((float(w[5]), busy))
+    return rounds
+
+
+def fmt(v, ratio=False):
+    return f"{v:.2f}" if ratio else f"{v:.0f}"
+
+
+def spread(vals, ratio=False):
+    """M [lo-hi] over vals, n/a without any."""
+    if not vals:
+        return "n/a"
+    return f"{fmt(statistics.median(vals), ratio)} [{fmt(min(vals), ratio)}-{fmt(max(vals), ratio)}]"
+
+
+def pair_ratios(rust_boots, c_boots, key, value):
+    """Round by round within each pair of boots: value(rust) / value(c)."""
+    out = []
+    for r, c in zip(rust_boots, c_boots):
+        for a, b in zip(r.get(key, []), c.get(key, [])):
+            a, b = value(a), value(b)
+            if a > 0 and b > 0:
+                out.append(a / b)
+    return out
+
+
+def goal(text, ratios, ok):
+    if not ratios:
+        return f"goal: {text}: NOT met (no rounds)"
+    verdict = "met" if all(ok(r) for r in ratios) else "NOT met"
+    return f"goal: {text}: {verdict} ({' '.join(fmt(r, True) for r in ratios)})"
+
+
+def plural(n, one, many):
+    return f"{n} {one if n == 1 else many}"
+
+
+def main(argv):
+    boots = {"rust": [], "c": []}
+    for arg in argv[1:]:
+        core, _, path = arg.partition(":")
+        if core not in boots or not path:
+            print(f"benchtx.py: bad argument {arg!r}: CORE:TAP, CORE rust or c", file=sys.stderr)
+            return 2
+        rounds = parse(path)
+        if not rounds:
+            print(f"benchtx.py: no tx-round lines in {path}", file=sys.stderr)
+            return 1
+        boots[core].append(rounds)
+    if not boots["rust"] or not boots["c"]:
+        print("benchtx.py: needs boots of both cores", file=sys.stderr)
+        return 2
+
+    def all_of(core, key, value=lambda v: v):
+        return [value(v) for b in boots[core] for v in b.get(key, [])]
+
+    keys = {k for core in boots.values() for b in core for k in b}
+    lines, goals = [], []
+    calls = sorted(k for k in keys if k[0] == "calls")
+    # The many-thread line first, as before the single thread's.
+    for key in sorted(calls, key=lambda k: -k[1]):
+        n = key[1]
+        ratios = pair_ratios(boots["rust"], boots["c"], key, lambda v: v)
+        unit = plural(n, "thread", "threads")
+        lines.append(f"devmem-tx-send: rust {spread(all_of('rust', key))} calls/s, "
+                     f"c {spread(all_of('c', key))} calls/s, "
+                     f"ratio rust/c {spread(ratios, True)} ({unit})")
+        goals.append(goal(f"rust core at least c on devmem-tx-send ({unit})",
+                          ratios, lambda r: r >= 1.0))
+    cpu = {k for k in keys if k[0] == "cpu"}
+    cases = sorted({(k[2], k[3]) for k in cpu})
+    modes = ["send", "zerocopy", "devmem"]
+    for mtu, flows in cases:
+        where = f"MTU {mtu}, {plural(flows, 'flow', 'flows')}"
+        for mode in modes:
+            key = ("cpu", mode, mtu, flows)
+            if key not in cpu:
+                continue
+            ratios = pair_ratios(boots["rust"], boots["c"], key, lambda v: v[0])
+            busy = {core: statistics.median(all_of(core, key, lambda v: v[1]) or [float("nan")])
+                    for core in boots}
+            lines.append(f"devmem-tx-cpu: {mode} rust {spread(all_of('rust', key, lambda v: v[0]))} ns/KiB, "
+                         f"c {spread(all_of('c', key, lambda v: v[0]))} ns/KiB, "
+                         f"ratio rust/c {spread(ratios, True)}; "
+                         f"sink busy rust {busy['rust']:.0f}%, c {busy['c']:.0f}% ({where})")
+            if mode == "devmem":
+                goals.append(goal(f"rust core at most c on devmem-tx-cpu ({where})",
+                                  ratios, lambda r: r <= 1.0))
+        # devmem against the host-memory modes on the Rust core, round by
+        # round within each boot.
+        parts = []
+        for other in ("send", "zerocopy"):
+            ratios = []
+            for b in boots["rust"]:
+                for d, o in zip(b.get(("cpu", "devmem", mtu, flows), []),
+                                b.get(("cpu", other, mtu, flows), [])):
+                    if d[0] > 0 and o[0] > 0:
+                        ratios.append(d[0] / o[0])
+            parts.append(f"devmem/{other} {spread(ratios, True)}")
+            if other == "send" and mtu == 9000:
+                goals.append(goal(f"devmem at most send on devmem-tx-cpu, rust core ({where})",
+                                  ratios, lambda r: r <= 1.0))
+        lines.append(f"devmem-tx-cpu-modes: rust core {', '.join(parts)} ({where})")
+    print("\n".join(lines + goals))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of benchtx.py, which makes the TX benchmark's lines and goals
+out of the boots make bench alternates."""
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import benchtx  # noqa: E402
+
+
+def tap(lines):
+    fd, path = tempfile.mkstemp(suffix='.tap')
+    with os.fdopen(fd, 'w') as f:
+        f.write('TAP version 13\n# a diagnostic line\n' + ''.join(l + '\n' for l in lines))
+    return path
+
+
+def run(args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = benchtx.main(['benchtx.py'] + args)
+    return rc, out.getvalue().splitlines()
+
+
+def boot(devmem, send=1000, zerocopy=900, calls=(5000, 5200)):
+    """A boot's rounds: two of each cpu case at MTU 9000, 1 flow."""
+    lines = [f'tx-round: calls 4 {c}' for c in calls]
+    for ns in devmem:
+        lines += [f'tx-round: cpu send 9000 1 {send} 40 900',
+                  f'tx-round: cpu zerocopy 9000 1 {zerocopy} 40 900',
+                  f'tx-round: cpu devmem 9000 1 {ns} 40 900']
+    return tap(lines)
+
+
+class BenchTx(unittest.TestCase):
+    def test_ratios_pair_each_core_s_boots_round_by_round(self):
+        rc, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 1200]),
+                       'c:' + boot([800, 800]), 'rust:' + boot([400, 400])])
+        self.assertEqual(rc, 0)
+        self.assertIn('devmem-tx-cpu: devmem rust 400 [400-1200] ns/KiB, c 800 [800-800] ns/KiB, '
+                      'ratio rust/c 0.50 [0.50-1.50]; sink busy rust 40%, c 40% (MTU 9000, 1 flow)', out)
+        self.assertIn('devmem-tx-cpu: send rust 1000 [1000-1000] ns/KiB, c 1000 [1000-1000] ns/KiB, '
+                      'ratio rust/c 1.00 [1.00-1.00]; sink busy rust 40%, c 40% (MTU 9000, 1 flow)', out)
+        self.assertIn('devmem-tx-send: rust 5100 [5000-5200] calls/s, c 5100 [5000-5200] calls/s, '
+                      'ratio rust/c 1.00 [1.00-1.00] (4 threads)', out)
+
+    def test_a_goal_is_met_only_when_every_round_meets_it(self):
+        _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 1200])])
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (0.50 1.50)', out)
+        self.assertIn('goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, 1 flow): NOT met '
+                      '(0.40 1.20)', out)
+        _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 700])])
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): met (0.50 0.88)', out)
+        self.assertIn('goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, 1 flow): met '
+                      '(0.40 0.70)', out)
+        self.assertIn('goal: rust core at least c on devmem-tx-send (4 threads): met (1.00 1.00)', out)
+
+    def test_a_boot_without_rounds_or_a_core_fails(self):
+        self.assertEqual(run(['c:' + boot([800]), 'rust:' + tap(['# nothing'])])[0], 1)
+        self.assertEqual(run(['rust:' + boot([800])])[0], 2)
+        self.assertEqual(run(['gcc:' + boot([800])])[0], 2)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -10,7 +10,8 @@
 #   make bench     build with the benchmarks on, boot, print their lines
 #   make check-configs  build each configuration the series must build in
 #                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
-#                  RUST off), one line each; CHECK_CONFIGS="name ..."
+#                  RUST off, the checkers off), one line each;
+#                  CHECK_CONFIGS="name ..."
 #   make check-series   build each commit of the series in turn, name the
 #                  first that fails; TYPECHECK=1: only type-check (rustc
 #                  metadata + clippy) each commit's kernel crate, devmem_rs

@@ -104,8 +104,7 @@ fi
 # whichever side takes more locks (devmem's token handling does). Both
 # benchmark kernels (Rust core and C core) leave them out; each builds in
 # a directory of its own, so that neither undoes make check's.
-BENCH_CONFIG="CONFIG_PROVE_LOCKING=n CONFIG_DEBUG_ATOMIC_SLEEP=n CONFIG_DMA_API_DEBUG=n
-	CONFIG_DEBUG_NET=n CONFIG_DEBUG_KMEMLEAK=n"
+BENCH_CONFIG=$NO_CHECKERS_CONFIG
 # Rust calls the C kernel's static inline functions and macros through
 # exported helpers (rust/helpers/); C inlines them. Both benchmark kernels
 # inline the helpers into the Rust code (CONFIG_RUST_INLINE_HELPERS), as

@@ -83,8 +83,12 @@ declare -A override=(
 	# so the C core is built.
 	[rust-off]="CONFIG_RUST=n CONFIG_RUST_KERNEL_DOCTESTS=n CONFIG_NET_DEVMEM_RUST=n CONFIG_IGB_RS=n
 		CONFIG_IGB_RS_KUNIT_TEST=n"
+	# make check's checkers off, as make bench builds: with them goes
+	# TRACEPOINTS, and with it the exported forms of what tracing kernels
+	# alone export (consume_skb is an inline function without it).
+	[debug-off]=$NO_CHECKERS_CONFIG
 )
-all="igb-rs-off igb-rs-m igb-rs-y igb-rs-no-kunit c-core devmem-off page-pool-off rust-off"
+all="igb-rs-off igb-rs-m igb-rs-y igb-rs-no-kunit c-core devmem-off page-pool-off rust-off debug-off"
 
 # One of igb-rs-* is the main configuration: that one is the main build
 # (make kernel's, in KBUILD_OUT, with no override), and it goes first, so

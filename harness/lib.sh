@@ -77,6 +77,12 @@ seed_build_dir() { # dir main-dir
 # bench share it. kernel.sh's messages go to stderr; fails as it does.
 C_KBUILD_OUT=$CACHE_DIR/build-c
 C_CORE_CONFIG="CONFIG_NET_DEVMEM_RUST=n"
+
+# make check's checkers off: make bench's kernels (whose times they would
+# weigh on) and make check-configs' debug-off build. Without them nothing
+# selects TRACEPOINTS.
+NO_CHECKERS_CONFIG="CONFIG_PROVE_LOCKING=n CONFIG_DEBUG_ATOMIC_SLEEP=n CONFIG_DMA_API_DEBUG=n
+	CONFIG_DEBUG_NET=n CONFIG_DEBUG_KMEMLEAK=n"
 build_c_kernel() { # main-dir
 	seed_build_dir "$C_KBUILD_OUT" "$1"
 	KBUILD_OUT=$C_KBUILD_OUT EXTRA_CONFIG="${EXTRA_CONFIG:-} $C_CORE_CONFIG" \

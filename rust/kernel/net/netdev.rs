@@ -295,8 +295,25 @@ impl NetDevice {
     /// only it makes itself the lock's owner, or stops being it.
     pub(crate) fn lock_held_by_current(&self) -> bool {
         // SAFETY: the device is alive, by the type invariant.
-        unsafe { bindings::netdev_lock_held_by_current(self.as_raw()) }
+        unsafe { lock_held_by_current(self.as_raw()) }
     }
+}
+
+/// Whether this thread holds the instance lock of `dev`.
+///
+/// Never inlined: its C helper reads the lock's owner with
+/// `mutex_get_owner`, which the kernel does not export, so the call stays
+/// in this crate, built in, even where the helpers are inlined into the
+/// Rust code (`CONFIG_RUST_INLINE_HELPERS`) of a module that calls this
+/// from generic code.
+///
+/// # Safety
+///
+/// `dev` points to a live `net_device`.
+#[inline(never)]
+pub(crate) unsafe fn lock_held_by_current(dev: *mut bindings::net_device) -> bool {
+    // SAFETY: the caller's guarantee.
+    unsafe { bindings::netdev_lock_held_by_current(dev) }
 }
 
 /// A device whose instance lock is held; unlocks on drop.

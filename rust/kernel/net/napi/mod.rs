@@ -40,9 +40,12 @@
 use crate::net::page_pool::Pool;
 use crate::{
     ffi::c_int,
-    net::driver::{
-        Device,
-        LockedDevice, //
+    net::{
+        driver::{
+            Device,
+            LockedDevice, //
+        },
+        netdev, //
     },
     prelude::*,
     sync::atomic::{
@@ -492,7 +495,7 @@ impl<T: Poll> PinnedDrop for Napi<T> {
         // Dropped in a callback that runs under the instance lock, the
         // `Napi` finds the lock held by this thread, and does not take it
         // again.
-        let held = unsafe { bindings::netdev_lock_held_by_current(dev) };
+        let held = unsafe { netdev::lock_held_by_current(dev) };
         if !held {
             // SAFETY: as above; this thread does not hold the lock.
             unsafe { bindings::netdev_lock(dev) };

@@ -951,10 +951,14 @@ unpin_others() {
 # by stall_watch before the receiver is killed, so that a failed run says
 # whether it was slow or stuck, and where.
 stall_dump() { # receiver-pid
-	local t
-	echo "receiver $1: $(awk '{ print "state", $3 }' "/proc/$1/stat" 2>/dev/null), wchan $(cat "/proc/$1/wchan" 2>/dev/null)"
-	for t in /proc/"$1"/task/*; do
-		echo "task ${t##*/}:"
+	local t p
+	# run starts the receiver under timeout, which forks it and waits
+	# (taskset then execs it in the child): the receiver is the child.
+	p=$(pgrep -P "$1" | head -n 1)
+	[ -n "$p" ] || p=$1
+	echo "receiver $p: $(awk '{ print "state", $3 }' "/proc/$p/stat" 2>/dev/null), wchan $(cat "/proc/$p/wchan" 2>/dev/null), $(awk '{ print "utime", $14, "stime", $15, "ticks" }' "/proc/$p/stat" 2>/dev/null)"
+	for t in /proc/"$p"/task/*; do
+		echo "task ${t##*/}: $(awk '{ print "state", $3 }' "$t/stat" 2>/dev/null), wchan $(cat "$t/wchan" 2>/dev/null)"
 		sed 's/^/  /' "$t/stack" 2>/dev/null
 	done
 	echo "receiver's sockets:"

@@ -17,10 +17,13 @@
 #   devmem-rx-cpu: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
 #   devmem-rx-trunc: devmem-trunc <ns/KiB>, trunc <ns/KiB>, ratio devmem-trunc/trunc <r>
 #   devmem-rx-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
+#   devmem-rx-zcrx: zcrx <ns/KiB> (peer busy <p>%), zcrx-dmabuf <ns/KiB> (...), devmem <ns/KiB>, ratio zcrx/devmem <r>, zcrx-dmabuf/devmem <s>, copy/zcrx <t>
 #   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
-#   (the four devmem-rx lines again for 4 flows, "(4 flows)")
+#   (the five devmem-rx lines again for 4 flows, "(4 flows)")
 #   devmem-rx-jumbo: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
 #   devmem-rx-jumbo-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
+#   devmem-rx-jumbo-zcrx: zcrx <ns/KiB> ..., as devmem-rx-zcrx
+#   (the three jumbo lines again for 4 flows)
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
 #   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%); other QEMU threads: ...
 #   (the two driver-rx lines again for 4 flows, "(4 flows)")
@@ -33,9 +36,9 @@
 # The first from the in-kernel benchmark at boot; driver-tcp-stream from
 # the guest's bench-net suite (harness/guest/bench_net.sh); the devmem-rx
 # and driver-rx lines from its bench-rx suite (harness/guest/bench_rx.sh:
-# the receiver's CPU per KiB, and the peer's, at MTU 1500, then at MTU
-# 9000 with 16 KiB net_iovs, then through igb_rs and the C igb without
-# devmem; BENCH_VERBOSE=1 adds the guest's busy time, as -guest lines);
+# the receiver's CPU per KiB, and the peer's, for devmem, copy, trunc and
+# io_uring zero-copy receive at MTU 1500, then at MTU 9000 with 16 KiB
+# net_iovs, then through igb_rs and the C igb without devmem; BENCH_VERBOSE=1 adds the guest's busy time, as -guest lines);
 # the devmem-tx lines from its bench-tx suite (harness/guest/bench_tx.sh:
 # devmem sendmsg() calls a second, and the sender's CPU per KiB for a
 # plain send, MSG_ZEROCOPY and devmem at MTU 1500 and 9000) in boots of
@@ -51,6 +54,7 @@
 #
 #   devmem-rx-profile: <mode> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
 #   devmem-rx-profile-extra: devmem over trunc +<n> insns/KiB: <func> +<n>, ...
+#   devmem-rx-profile-extra: devmem over zcrx +<n> insns/KiB: <func> +<n>, ...
 #   driver-rx-profile: <driver> <n> insns/KiB, <b> blocks/KiB: <func> <p>%, ...
 #   driver-rx-profile-extra: igb_rs over igb +<n> insns/KiB: <func> +<n>, ...
 #
@@ -131,12 +135,12 @@ EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG CONFIG_NET_DEVMEM_RUST_BENCH=y" "$
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
 append=${VM_APPEND:-}
-# bench-rx (about 75 runs of 64 MiB in its three passes, and six driver
+# bench-rx (about 140 runs of 64 MiB in its three passes, and six driver
 # rebinds) needs more than vm.sh's default time.
 # HOST_CPU=1: the host reads the vCPU threads' on-CPU time around each
 # run (harness/hostcpu.sh): the figure of every receive and transmit line.
 HOST_CPU=1 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \
-	VM_TIMEOUT=${VM_TIMEOUT:-3600} \
+	VM_TIMEOUT=${VM_TIMEOUT:-5400} \
 	"$HARNESS_DIR/vm.sh" "$res" kunit bench-rx bench-net
 lines=$(sed -n 's/^.*\(devmem-alloc: .*\)$/\1/p' "$res/dmesg.txt")
 [ -n "$lines" ] || die "the benchmark printed nothing; see $res/kunit.tap and $res/console.log"
@@ -239,7 +243,7 @@ sed 's/$/ (c core)/' <<<"$prof_c"
 # "<insns/KiB of devmem> <devmem over trunc>" from profile lines $1.
 devmem_insns() {
 	awk '$1 == "devmem-rx-profile:" && $2 == "devmem" { n = $3 }
-		$1 == "devmem-rx-profile-extra:" { x = $5 }
+		$1 == "devmem-rx-profile-extra:" && $4 == "trunc" { x = $5 }
 		END { print n + 0, x }' <<<"$1"
 }
 read -r rust_n rust_x < <(devmem_insns "$prof")

@@ -4,9 +4,9 @@
 # Build and install the upstream kselftests the harness runs (ncdevmem,
 # the drv-net Python library with YNL, and devmem_rx_bench from the
 # series' selftests) from the same kernel tree, and our devmem_send and
-# tcp_sink (the TX benchmark's sender and receiver) and tcp_sendfile (the
-# RX benchmark's sender), into $KSFT_DIR, which the guest sees at the same
-# path.
+# tcp_sink (the TX benchmark's sender and receiver), tcp_sendfile (the RX
+# benchmark's sender) and zcrx_rx_bench (its io_uring receiver), into
+# $KSFT_DIR, which the guest sees at the same path.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -93,8 +93,17 @@ for prog in tcp_sink tcp_sendfile; do
 		die "$prog did not build; log: $log"
 	fi
 done
+# The RX benchmark's io_uring zero-copy receiver, with liburing, as
+# iou-zcrx above.
+if ! C_INCLUDE_PATH=$KBUILD_OUT/usr/include clang -O2 -Wall -Werror \
+	-o "$KSFT_DIR/drivers/net/hw/zcrx_rx_bench" "$HARNESS_DIR/guest/zcrx_rx_bench.c" \
+	-luring >>"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	die "zcrx_rx_bench did not build; log: $log"
+fi
 for f in drivers/net/hw/ncdevmem drivers/net/hw/iou-zcrx drivers/net/hw/devmem_send \
-	drivers/net/hw/devmem_rx_bench drivers/net/hw/tcp_sendfile drivers/net/hw/tcp_sink \
+	drivers/net/hw/devmem_rx_bench drivers/net/hw/zcrx_rx_bench \
+	drivers/net/hw/tcp_sendfile drivers/net/hw/tcp_sink \
 	drivers/net/hw/devmem.py drivers/net/ping.py; do
 	[ -x "$KSFT_DIR/$f" ] || die "kselftest install has no $f; log: $log"
 done

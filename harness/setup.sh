@@ -112,12 +112,12 @@ install_apt() {
 	if ! liburing_ok; then
 		add_source forky forky
 		apt_update
-		info "installing liburing-dev from forky (for iou-zcrx)"
+		info "installing liburing-dev from forky (for iou-zcrx and zcrx_rx_bench)"
 		need_root env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq --no-install-recommends \
 			liburing-dev/forky liburing2/forky ||
 			die "could not install liburing-dev from forky"
-		liburing_ok || die "liburing from forky still has no io_uring_register_ifq"
+		liburing_ok || die "liburing from forky still has no io_uring_register_ifq with rx_buf_len"
 	fi
 	# ethtool: the drivers/net tests use --json for -k and -l and
 	# --disable-netlink, which bookworm's 6.1 lacks; forky's needs only
@@ -143,10 +143,12 @@ install_apt() {
 }
 
 # liburing with zero-copy receive (io_uring_register_ifq, liburing 2.10),
-# which iou-zcrx needs: bookworm has 2.3, trixie 2.9. (Its headers want
+# which iou-zcrx needs, and the registration's rx_buf_len, which
+# zcrx_rx_bench sets: bookworm has 2.3, trixie 2.9. (Its headers want
 # newer kernel headers than bookworm's; kselftest.sh gives it the tree's.)
 liburing_ok() {
-	grep -qs io_uring_register_ifq /usr/include/liburing.h
+	grep -qs io_uring_register_ifq /usr/include/liburing.h &&
+		grep -qs rx_buf_len /usr/include/liburing/io_uring.h
 }
 
 ethtool_ok() {

@@ -12,17 +12,22 @@
 # devmem (the payload in a bound udmabuf, tokens given back in batches),
 # copy (recv() into the same kind of udmabuf, mapped), trunc (MSG_TRUNC:
 # no copy, the ceiling) and devmem-trunc (bound, MSG_TRUNC: the
-# device-memory path without the tokens). The peer (ns-remote, virtio-net)
+# device-memory path without the tokens); and zcrx_rx_bench
+# (harness/guest/zcrx_rx_bench.c, with liburing) in two more, io_uring
+# zero-copy receive on the same queue, rule and header split: zcrx (the
+# area in user memory) and zcrx-dmabuf (the area a udmabuf of the same
+# size as devmem's), buffers given back through the refill ring. The
+# peer (ns-remote, virtio-net)
 # sends with tcp_sendfile (harness/guest/tcp_sendfile.c: sendfile() from
 # a memfd, no copy from user space), BENCH_RX_MB MiB a run over N flows to
 # one port.
 #
 # jumbo: the same at MTU 9000 on both ends, with 16 KiB net_iovs (the
-# binding's rx-page-size 16384; the udmabuf of every mode then comes from
-# 2 MiB huge pages): a frame's payload lands in one net_iov, where copy
-# and trunc take it from several 2 KiB halves of host pages. 1 flow and
-# three modes (devmem, copy, trunc): 15 timed runs to the standard
-# pass's 40.
+# binding's rx-page-size 16384, zcrx's rx_buf_len; the udmabuf and the
+# zcrx area of every mode then come from 2 MiB huge pages): a frame's
+# payload lands in one net_iov, where copy and trunc take it from several
+# 2 KiB halves of host pages. Five modes (devmem-trunc left out): 50
+# timed runs to the standard pass's 60.
 #
 # drivers: igb_rs against the C igb on the same rig, sender and flows,
 # without devmem, at MTU 1500: each round runs every flow count on one
@@ -65,6 +70,7 @@
 #   devmem-rx-cpu: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
 #   devmem-rx-trunc: devmem-trunc D ns/KiB, trunc C ns/KiB, ratio devmem-trunc/trunc R
 #   devmem-rx-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%); other QEMU threads: ...
+#   devmem-rx-zcrx: zcrx Z ns/KiB (peer busy P%), zcrx-dmabuf Y ns/KiB (peer busy Q%), devmem A ns/KiB, ratio zcrx/devmem R, zcrx-dmabuf/devmem S, copy/zcrx T
 #   devmem-rx: devmem X Mbit/s, copy Y Mbit/s, ratio R
 #   goal: copy/devmem at least 1.3 (MTU 1500, N flow(s)): met|NOT met (each round's ratio)
 #
@@ -72,7 +78,8 @@
 #
 #   devmem-rx-jumbo: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
 #   devmem-rx-jumbo-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%); other QEMU threads: ...
-#   goal: copy/devmem at least 3 (MTU 9000, 1 flow(s)): ...
+#   devmem-rx-jumbo-zcrx: zcrx Z ns/KiB (peer busy P%), zcrx-dmabuf ..., devmem A ns/KiB, ratio zcrx/devmem R, ...
+#   goal: copy/devmem at least 3 (MTU 9000, N flow(s)): ...
 #
 # drivers (rust: igb_rs, c: the C igb):
 #
@@ -89,19 +96,20 @@
 #
 # Mbit/s from the receiver's own first byte to its last EOF. Before the
 # timed rounds of the standard and jumbo passes, an untimed correctness
-# run: devmem and copy with -v (every byte checked) with the largest flow
-# count. Exit status 0 when every run received every byte and every check
+# run: devmem, copy, zcrx and zcrx-dmabuf with -v (every byte checked)
+# with the largest flow count. Exit status 0 when every run received every byte and every check
 # passed; never on timing.
 #
 # profile (not one of the three run without an argument; make bench
 # PROFILE=1 runs it, in a boot of its own whose QEMU counts the guest's
 # instructions: harness/insncount.c): the standard pass's configuration
 # and 1 flow, one untimed run of BENCH_RX_PROFILE_MB MiB (64) per mode
-# (devmem, devmem-trunc, trunc, copy). For each mode, the guest
+# (devmem, devmem-trunc, trunc, copy, zcrx). For each mode, the guest
 # instructions the receiver's CPU ran per KiB received, between the same
 # marks as a timed run's, and the functions that ran the most of them;
-# then those devmem ran more of than trunc: where devmem's cost over the
-# no-copy ceiling goes. Then the same for trunc through each driver on the
+# then those devmem ran more of than trunc (where devmem's cost over the
+# no-copy ceiling goes) and than zcrx (where the two zero-copy paths
+# differ). Then the same for trunc through each driver on the
 # drivers pass's configuration, and what igb_rs runs over the C igb.
 # profile-devmem: the receive modes alone (make bench's C core boot);
 # profile-drivers: the drivers alone (harness/annotate.py's input).
@@ -121,6 +129,7 @@
 #
 #   devmem-rx-profile: MODE N insns/KiB, B blocks/KiB: FUNC P%, FUNC P%, ...
 #   devmem-rx-profile-extra: devmem over trunc +N insns/KiB: FUNC +n, FUNC +n, ...
+#   devmem-rx-profile-extra: devmem over zcrx +N insns/KiB: FUNC +n, FUNC +n, ...
 #   driver-rx-profile: DRIVER N insns/KiB, B blocks/KiB: FUNC P%, FUNC P%, ...
 #   driver-rx-profile-extra: igb_rs over igb +N insns/KiB: FUNC +n, FUNC +n, ...
 #
@@ -137,10 +146,10 @@ if [ $# -eq 0 ]; then
 fi
 PASS=$1
 case "$PASS" in
-standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc' ;;
-jumbo) mtu=9000 page=16384 flows=1 modes='devmem copy trunc' ;;
+standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc zcrx zcrx-dmabuf' ;;
+jumbo) mtu=9000 page=16384 flows='1 4' modes='devmem copy trunc zcrx zcrx-dmabuf' ;;
 drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
-profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy' ;;
+profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy zcrx' ;;
 check) mtu=1500 page='' flows='1 4' modes=devmem ;;
 *)
 	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem|profile-drivers|check]" >&2
@@ -148,6 +157,7 @@ check) mtu=1500 page='' flows='1 4' modes=devmem ;;
 	;;
 esac
 BENCH=$KSFT/drivers/net/hw/devmem_rx_bench
+ZCRX=$KSFT/drivers/net/hw/zcrx_rx_bench
 SEND=$KSFT/drivers/net/hw/tcp_sendfile
 RINGS=$(dirname "$0")/rings.py
 MB=${BENCH_RX_MB:-64}
@@ -176,7 +186,9 @@ log() { echo "# $*"; }
 # shellcheck source=harness/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for f in "$BENCH" "$SEND"; do
+progs=("$BENCH" "$SEND")
+[[ " $MODES " == *" zcrx"* ]] && progs+=("$ZCRX")
+for f in "${progs[@]}"; do
 	[ -x "$f" ] || {
 		log "no $f: run make kselftests"
 		exit 1
@@ -323,13 +335,15 @@ teardown() {
 declare -A RES=()
 run() { # mode flows bytes [args...]
 	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src infd key
+	local prog=$BENCH
 	local -a b0 b1
 	local irq0 irq1 pirq0 pirq1 t0 t1 wpid
 	shift 3
 	RES=()
+	[[ $mode == zcrx* ]] && prog=$ZCRX
 	dir=$(mktemp -d)
 	mkfifo "$dir/out" "$dir/in"
-	timeout -k 5 "$RUN_TIMEOUT" taskset -c "$RX_CPU" "$BENCH" \
+	timeout -k 5 "$RUN_TIMEOUT" taskset -c "$RX_CPU" "$prog" \
 		-s "$LOCAL_V6" -p "$PORT" -m "$mode" -n "$n" "${DEV_ARGS[@]}" \
 		-e "$per" ${PAGE:+-z "$PAGE"} -w "$@" <"$dir/in" >"$dir/out" 2>"$dir/err" &
 	rxpid=$!
@@ -407,7 +421,29 @@ run() { # mode flows bytes [args...]
 		return 1
 	fi
 	rm -rf "$dir"
+	if [[ $mode == zcrx* ]] && ! zcrx_released; then
+		log "$mode, $n flow(s): queue $QUEUE still has io_uring's memory provider 30 s after the receiver exited"
+		return 1
+	fi
 	return 0
+}
+
+# Whether the bound queue has no io_uring memory provider (waiting up to
+# 30 s): io_uring closes a zcrx interface queue in a work item after its
+# ring's last reference is gone, not by the time the receiver has exited,
+# and the next run would find the queue taken.
+zcrx_released() {
+	local i out
+	for ((i = 0; i < 30; i++)); do
+		out=$(python3 "$KSRC/tools/net/ynl/pyynl/cli.py" \
+			--spec "$KSRC/Documentation/netlink/specs/netdev.yaml" \
+			--do queue-get --output-json \
+			--json "{\"ifindex\": $(cat "/sys/class/net/$NETIF/ifindex"), \"id\": $QUEUE, \"type\": \"rx\"}") ||
+			return 1
+		grep -q '"io-uring"' <<<"$out" || return 0
+		sleep 1
+	done
+	return 1
 }
 
 # Values of the timed runs: VALS["flows mode what"] is a list, one a run.
@@ -469,7 +505,7 @@ timed() { # mode flows round [label]
 		hoth=$((ho * 1024 / bytes))
 		host_log="; host: vCPU $RX_CPU $hrx ns/KiB, vCPU $TX_CPU $htx ns/KiB, other QEMU threads $hoth ns/KiB over $((hw / 1000000)) ms"
 	fi
-	log "round $3, $n flow(s), ${4:+$4, }$mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms$host_log; interrupts: $IRQS; recvs ${RES[recvs]} frags ${RES[frags]} ranges ${RES[ranges]} dontneed ${RES[dontneed]} linear ${RES[linear_bytes]} B"
+	log "round $3, $n flow(s), ${4:+$4, }$mode: $mbps Mbit/s; CPU $RX_CPU $per ns/KiB (busy $rxb%, the receiver itself $own ns/KiB); peer CPU $TX_CPU $tx_per ns/KiB (busy $txb%, the sender itself $((${sender:-0} * 1024 / bytes)) ns/KiB); over $((WIN_US / 1000)) ms$host_log; interrupts: $IRQS; recvs ${RES[recvs]:-n/a} frags ${RES[frags]:-n/a} ranges ${RES[ranges]:-n/a} dontneed ${RES[dontneed]:-n/a}${RES[linear_bytes]:+ linear ${RES[linear_bytes]} B}${RES[rearms]:+ rearms ${RES[rearms]}}"
 	add "$n $what host" "$hrx"
 	add "$n $what host peer" "$htx"
 	[ -z "$HOST" ] || add "$n $what host busy" $((${hvs[TX_CPU]:-0} * 100 / (hw > 0 ? hw : 1)))
@@ -525,9 +561,23 @@ goal() { # key op bound text
 		END { printf "goal: %s: %s (%s)\n", t, (n && !bad) ? "met" : "NOT met", n ? v : "no rounds" }'
 }
 
+# The zcrx-dmabuf part of the zcrx line, for flow count n, when the pass
+# runs it: its figure, or with "ratio" its ratio to devmem.
+zcrx_dmabuf() { # [ratio]
+	case " $MODES " in
+	*" zcrx-dmabuf "*) ;;
+	*) return 0 ;;
+	esac
+	if [ -n "${1:-}" ]; then
+		printf ', zcrx-dmabuf/devmem %s' "$(spr "zcrx-dmabuf/devmem host")"
+	else
+		printf ', zcrx-dmabuf %s ns/KiB (peer busy %s%%)' "$(sp "zcrx-dmabuf host")" "$(med "zcrx-dmabuf host busy")"
+	fi
+}
+
 # The standard and jumbo passes: every mode on one device configuration.
 modes_pass() {
-	local max=0 n mode r i cpu_line peer_line trunc_line rate_line sfx busy
+	local max=0 n mode r i cpu_line peer_line trunc_line rate_line zcrx_line sfx busy
 	local -a modes
 	if ! setup; then
 		log "could not configure $NETIF for the benchmark"
@@ -538,7 +588,7 @@ modes_pass() {
 	for n in $FLOWS; do
 		[ "$n" -gt "$max" ] && max=$n
 	done
-	for mode in devmem copy; do
+	for mode in devmem copy zcrx zcrx-dmabuf; do
 		case " $MODES " in
 		*" $mode "*) ;;
 		*) continue ;;
@@ -569,6 +619,9 @@ modes_pass() {
 			add "$n devmem/copy mbps" "$(div "${ROUND[$n devmem mbps]:-}" "${ROUND[$n copy mbps]:-}")"
 			add "$n copy/devmem host" "$(div "${ROUND[$n copy host]:-}" "${ROUND[$n devmem host]:-}")"
 			add "$n devmem/trunc host" "$(div "${ROUND[$n devmem host]:-}" "${ROUND[$n trunc host]:-}")"
+			add "$n zcrx/devmem host" "$(div "${ROUND[$n zcrx host]:-}" "${ROUND[$n devmem host]:-}")"
+			add "$n zcrx-dmabuf/devmem host" "$(div "${ROUND[$n zcrx-dmabuf host]:-}" "${ROUND[$n devmem host]:-}")"
+			add "$n copy/zcrx host" "$(div "${ROUND[$n copy host]:-}" "${ROUND[$n zcrx host]:-}")"
 		done
 	done
 
@@ -576,10 +629,10 @@ modes_pass() {
 
 	if [ "$PASS" = jumbo ]; then
 		cpu_line=devmem-rx-jumbo trunc_line=devmem-rx-jumbo-trunc
-		peer_line=devmem-rx-jumbo-peer rate_line=
+		peer_line=devmem-rx-jumbo-peer rate_line='' zcrx_line=devmem-rx-jumbo-zcrx
 	else
 		cpu_line=devmem-rx-cpu trunc_line=devmem-rx-trunc
-		peer_line=devmem-rx-peer rate_line=devmem-rx
+		peer_line=devmem-rx-peer rate_line=devmem-rx zcrx_line=devmem-rx-zcrx
 	fi
 	for n in $FLOWS; do
 		sfx=
@@ -591,6 +644,11 @@ modes_pass() {
 			;;
 		esac
 		echo "$peer_line: devmem $(sp "devmem host peer") ns/KiB (busy $(med "devmem host busy")%), copy $(sp "copy host peer") ns/KiB (busy $(med "copy host busy")%), trunc $(sp "trunc host peer") ns/KiB (busy $(med "trunc host busy")%); other QEMU threads: devmem $(sp "devmem host other"), copy $(sp "copy host other"), trunc $(sp "trunc host other") ns/KiB$sfx"
+		case " $MODES " in
+		*" zcrx "*)
+			echo "$zcrx_line: zcrx $(sp "zcrx host") ns/KiB (peer busy $(med "zcrx host busy")%)$(zcrx_dmabuf), devmem $(sp "devmem host") ns/KiB, ratio zcrx/devmem $(spr "zcrx/devmem host")$(zcrx_dmabuf ratio), copy/zcrx $(spr "copy/zcrx host")$sfx"
+			;;
+		esac
 		if [ -n "$rate_line" ]; then
 			echo "$rate_line: devmem $(sp "devmem mbps") Mbit/s, copy $(sp "copy mbps") Mbit/s, ratio $(spr "devmem/copy mbps")$sfx"
 		fi
@@ -899,6 +957,7 @@ profile_pass() {
 			profile_run "$mode" "$mode" devmem-rx-profile || fail=1
 		done
 		profile_extra devmem-rx-profile-extra devmem trunc
+		profile_extra devmem-rx-profile-extra devmem zcrx
 	fi
 	teardown || fail=1
 	[ "$PASS" = profile-devmem ] || profile_drivers || fail=1
@@ -958,11 +1017,16 @@ stall_dump() { # receiver-pid
 	[ -n "$p" ] || p=$1
 	echo "receiver $p: $(awk '{ print "state", $3 }' "/proc/$p/stat" 2>/dev/null), wchan $(cat "/proc/$p/wchan" 2>/dev/null), $(awk '{ print "utime", $14, "stime", $15, "ticks" }' "/proc/$p/stat" 2>/dev/null)"
 	for t in /proc/"$p"/task/*; do
-		echo "task ${t##*/}: $(awk '{ print "state", $3 }' "$t/stat" 2>/dev/null), wchan $(cat "$t/wchan" 2>/dev/null)"
+		echo "task ${t##*/}: $(awk '{ print "state", $3 }' "$t/stat" 2>/dev/null), wchan $(cat "$t/wchan" 2>/dev/null), $(awk '/ctxt_switches/ { printf "%s %s ", $1, $2 }' "$t/status" 2>/dev/null)"
 		sed 's/^/  /' "$t/stack" 2>/dev/null
 	done
-	echo "receiver's sockets:"
-	ss -tmnie "( sport = :$PORT )" 2>&1
+	# Whether it could run and did not: what else was runnable.
+	echo "runnable threads:"
+	ps -eLo pid,tid,stat,psr,pri,comm 2>&1 | awk 'NR == 1 || $3 ~ /^R/'
+	echo "listener:"
+	ss -tlnp "( sport = :$PORT )" 2>&1
+	echo "receiver's sockets, with their process:"
+	ss -tmniep "( sport = :$PORT )" 2>&1
 	echo "sender's sockets:"
 	ip netns exec ns-remote ss -tmnie "( dport = :$PORT )" 2>&1
 	echo "$NETIF counters (not 0):"

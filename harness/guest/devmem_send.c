@@ -45,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #ifndef SO_ZEROCOPY
 #define SO_ZEROCOPY 60
 #endif
@@ -81,14 +83,6 @@ static size_t len, dmabuf_size;
 static char *hostbuf;
 static pthread_barrier_t start;
 static atomic_int stop;
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int fail(struct worker *w, const char *what, int err)
 {
@@ -244,11 +238,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static unsigned long long ru_ns(const struct timeval *tv)
-{
-	return tv->tv_sec * 1000000000ULL + tv->tv_usec * 1000ULL;
-}
-
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
@@ -352,7 +341,7 @@ int main(int argc, char **argv)
 		waits += w[i].waits;
 		enobufs += w[i].enobufs;
 		wait_ns += w[i].wait_ns;
-		cpu_ns += ru_ns(&w[i].ru.ru_utime) + ru_ns(&w[i].ru.ru_stime);
+		cpu_ns += tv_ns(&w[i].ru.ru_utime) + tv_ns(&w[i].ru.ru_stime);
 		if (w[i].what) {
 			fprintf(stderr, "devmem_send: thread %d: %s: %s (errno %d)\n",
 				i, w[i].what, strerror(w[i].err), w[i].err);

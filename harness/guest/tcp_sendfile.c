@@ -38,23 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #define PERIOD		251
 #define FILE_SIZE	(PERIOD * 4096)
 #define MAX_FLOWS	64
 #define POLL_MS		30000
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static unsigned long long tv_ns(const struct timeval *tv)
-{
-	return tv->tv_sec * 1000000000ULL + tv->tv_usec * 1000ULL;
-}
 
 static void die(const char *what)
 {

@@ -12,8 +12,10 @@
 #                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
 #                  RUST off, the checkers off), one line each;
 #                  CHECK_CONFIGS="name ..."
-#   make check-series   build each commit of the series in turn, name the
-#                  first that fails; TYPECHECK=1: only type-check (rustc
+#   make check-series   build each commit of the series in turn and boot
+#                  each that changes the kernel for its KUnit suites
+#                  (SERIES_KUNIT=0: build only), name the first that
+#                  fails; TYPECHECK=1: only type-check (rustc
 #                  metadata + clippy) each commit's kernel crate, devmem_rs
 #                  and igb_rs against the main build (minutes, not an hour)
 #   make patches   write the git format-patch series to series/

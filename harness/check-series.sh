@@ -33,11 +33,30 @@
 #   ok   series NNNN <subject> (<seconds> s)
 #   FAIL series NNNN <subject>: <first error line> (log: <path>)
 #
+# Each commit that changes the kernel (a file outside Documentation/,
+# tools/ and MAINTAINERS), and the base, is then booted (vm.sh, the kunit
+# suite alone, TCG) and judged by results.py as make check judges its
+# boots: every KUnit case that ran passes, the kernel log holds no report
+# of a checker, kmemleak finds nothing. The suites the commit must run are
+# those of harness/kunit-suites its tree already has (the name in a
+# #[kunit_tests(NAME)] or a string of rust/, net/, drivers/ or scripts/),
+# so a suite a commit adds runs from that commit on, and one that goes
+# missing fails. The line then reads
+#
+#   ok   series NNNN <subject> (<build> s, kunit <N> suites <boot> s)
+#   FAIL series NNNN <subject>: kunit: <first failure> (results: <dir>)
+#
+# The boot's results stay in ~/.cache/devmem-rs/check-series/kunit/NNNN.
+# SERIES_KUNIT=0 builds only; a booted commit that passed is not booted
+# again for the same inputs (like "built before").
+#
 # It stops at the first failure and exits non-zero; the worktree stays at
 # that commit. A commit that built before with the same configuration is
-# not built again ("built before"; its id fixes its contents):
-# SERIES_REBUILD=1 builds them all. CONFIG_ONLY=1 walks the series
-# resolving and checking each commit's configuration, building nothing.
+# not built again ("built before"; its id fixes its contents), unless it
+# still has to boot and the build directory holds another commit:
+# SERIES_REBUILD=1 builds and boots them all. CONFIG_ONLY=1 walks the
+# series resolving and checking each commit's configuration, building
+# nothing.
 #
 # TYPECHECK=1 is the quick pass (a few minutes instead of about an hour):
 # no worktree, no build. For each commit it extracts the commit's rust/,
@@ -215,6 +234,58 @@ inputs=$({
 	rustc --version
 } | sha1sum | cut -d' ' -f1)
 built=$build/built-ok
+# The commit the build directory holds now.
+holds=$build/holds
+SERIES_KUNIT=${SERIES_KUNIT:-1}
+[ "${CONFIG_ONLY:-0}" = 1 ] && SERIES_KUNIT=0
+kunit_dir=$out/kunit
+# What a boot's verdict depends on besides the build.
+kunit_inputs=$(cat "$HARNESS_DIR/vm.sh" "$HARNESS_DIR/guest/run.sh" "$HARNESS_DIR/results.py" \
+	"$HARNESS_DIR/kunit-suites" "$HARNESS_DIR/expectations" | sha1sum | cut -d' ' -f1)
+booted=$kunit_dir/passed
+
+# Whether commit $1 changes what is built into the kernel or its modules.
+changes_kernel() { # commit
+	[ "$1" = "$base" ] && return 0
+	git_k diff --name-only "$1^" "$1" |
+		grep -qvE '^(Documentation/|tools/|MAINTAINERS$)'
+}
+
+# The suites of harness/kunit-suites that commit $1 has, into file $2.
+kunit_list() { # commit file
+	local name
+	: >"$2"
+	while read -r name; do
+		git_k grep -q -F -e "kunit_tests($name)" -e "\"$name\"" "$1" -- \
+			rust net drivers scripts && echo "$name" >>"$2"
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$HARNESS_DIR/kunit-suites" | awk '{ print $1 }')
+}
+
+# Boots the build of commit $1 (numbered $2) with the kunit suite and
+# judges it; the results in $kunit_dir/$2, results.py's verdict in
+# verdict.txt there. Prints "<suites> <seconds>".
+kunit_boot() { # commit num
+	local res=$kunit_dir/$2 t0 n
+	mkdir -p "$kunit_dir"
+	kunit_list "$1" "$kunit_dir/$2.suites"
+	n=$(wc -l <"$kunit_dir/$2.suites")
+	t0=$(date +%s)
+	KERNEL_IMAGE=$build/arch/x86/boot/bzImage VM_TIMEOUT=${VM_TIMEOUT:-900} \
+		"$HARNESS_DIR/vm.sh" "$res" kunit >"$kunit_dir/$2.vm.log" 2>&1 || true
+	python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" \
+		--kunit-suites "$kunit_dir/$2.suites" >"$res/verdict.txt" 2>&1 || return 1
+	echo "$n $(($(date +%s) - t0))"
+}
+
+# The first failure of a verdict, on one line: the first FAIL line with
+# the first line of its detail.
+kunit_error() { # verdict
+	awk '/^FAIL / && !f { f = $0; next }
+		f && /^ / { sub(/^ +/, ""); print f ": " $0; done = 1; exit }
+		f { print f; done = 1; exit }
+		{ last = $0 }
+		END { if (!done) print (f ? f : last ? last : "no verdict") }' "$1"
+}
 
 n=0
 for i in $(seq 0 ${#commits[@]}); do
@@ -226,27 +297,48 @@ for i in $(seq 0 ${#commits[@]}); do
 		num=${entries[$((i - 1))]%%-*}
 	fi
 	subject=$(git_k log -1 --format=%s "$c")
+	boot=no
+	if [ "$SERIES_KUNIT" = 1 ] && changes_kernel "$c" && { [ "${SERIES_REBUILD:-0}" = 1 ] ||
+		! grep -qxF "$c $inputs $kunit_inputs" "$booted" 2>/dev/null; }; then
+		boot=yes
+	fi
 	if [ "${CONFIG_ONLY:-0}" != 1 ] && [ "${SERIES_REBUILD:-0}" != 1 ] &&
-		grep -qxF "$c $inputs" "$built" 2>/dev/null; then
-		printf 'ok   series %s %s (built before)\n' "$num" "$subject"
-		n=$((n + 1))
-		continue
-	fi
-	git -C "$wt" checkout -q -f --detach "$c"
-	log=$out/$num.log
-	info "$num $subject"
-	t0=$(date +%s)
-	if BUILD_TREE=$wt KBUILD_OUT=$build RECONFIGURE=1 UNDEFINED_CONFIG_OK=1 \
-		"$HARNESS_DIR/kernel.sh" >"$log" 2>&1; then
-		[ "${CONFIG_ONLY:-0}" = 1 ] || echo "$c $inputs" >>"$built"
-		sed -n "s/^\[kernel\] not in this tree's Kconfig/    &/p" "$log" >&2
-		printf 'ok   series %s %s (%s s)\n' "$num" "$subject" "$(($(date +%s) - t0))"
-		n=$((n + 1))
+		grep -qxF "$c $inputs" "$built" 2>/dev/null &&
+		{ [ $boot = no ] || [ "$(cat "$holds" 2>/dev/null)" = "$c $inputs" ]; }; then
+		what="built before"
 	else
-		printf 'FAIL series %s %s: %s\n' "$num" "$subject" "$(kernel_error "$log")"
-		info "the worktree is left at that commit: $wt (build: $build)"
-		echo "$n passed, 1 failed"
-		exit 1
+		git -C "$wt" checkout -q -f --detach "$c"
+		log=$out/$num.log
+		info "$num $subject"
+		t0=$(date +%s)
+		rm -f "$holds"
+		if ! BUILD_TREE=$wt KBUILD_OUT=$build RECONFIGURE=1 UNDEFINED_CONFIG_OK=1 \
+			"$HARNESS_DIR/kernel.sh" >"$log" 2>&1; then
+			printf 'FAIL series %s %s: %s\n' "$num" "$subject" "$(kernel_error "$log")"
+			info "the worktree is left at that commit: $wt (build: $build)"
+			echo "$n passed, 1 failed"
+			exit 1
+		fi
+		what="$(($(date +%s) - t0)) s"
+		if [ "${CONFIG_ONLY:-0}" != 1 ]; then
+			echo "$c $inputs" >>"$built"
+			echo "$c $inputs" >"$holds"
+		fi
+		sed -n "s/^\[kernel\] not in this tree's Kconfig/    &/p" "$log" >&2
 	fi
+	if [ $boot = yes ]; then
+		info "$num: booting it for its KUnit suites"
+		if ! k=$(kunit_boot "$c" "$num"); then
+			printf 'FAIL series %s %s: kunit: %s (results: %s)\n' "$num" "$subject" \
+				"$(kunit_error "$kunit_dir/$num/verdict.txt")" "$kunit_dir/$num"
+			info "the worktree is left at that commit: $wt (build: $build)"
+			echo "$n passed, 1 failed"
+			exit 1
+		fi
+		echo "$c $inputs $kunit_inputs" >>"$booted"
+		what="$what, kunit ${k% *} suites ${k#* } s"
+	fi
+	printf 'ok   series %s %s (%s)\n' "$num" "$subject" "$what"
+	n=$((n + 1))
 done
 echo "$n passed, 0 failed"

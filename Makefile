@@ -24,7 +24,7 @@
 #
 # Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
 # ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES, PROFILE=1
-# (make bench: instruction profiles of the receive paths), INLINE_HELPERS=0
+# (make bench: instruction profiles of the receive and transmit paths), INLINE_HELPERS=0
 # (make bench: clang 19 and the C helpers called, not inlined into Rust),
 # EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
 # and check-series: resolve the configurations, build nothing), TYPECHECK=1

@@ -72,6 +72,16 @@
 #   devmem-rx-profile-extra: devmem over trunc ... (c core)
 #   devmem-rx-profile-cores: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio <r>; over trunc: rust core +<n>, c core +<n>
 #
+# and the transmit profile, a boot of each core with the counter for
+# bench-tx-profile (bench_tx.sh's profile pass: send, MSG_ZEROCOPY and
+# devmem TX, 1 flow, at MTU 1500 and 9000; the sender's CPU's
+# instructions per KiB sent, by function), put together by
+# harness/benchtx.py --profile:
+#
+#   devmem-tx-profile: <mode> rust core <n> insns/KiB, c core <n> insns/KiB, ratio rust/c <r> (MTU <m>, 1 flow)
+#   devmem-tx-profile-funcs: devmem <n> insns/KiB: <func> <p>%, ... (MTU <m>, <core> core)
+#   devmem-tx-profile-extra: devmem rust core over c core +<n> insns/KiB (MTU <m>): <func> +<n>, ...; <func> -<n>, ...
+#
 # The first line says how the benchmark kernels were built:
 #
 #   bench-kernel: clang <v>, rustc <v> (LLVM <v>), C helpers inlined into Rust (CONFIG_RUST_INLINE_HELPERS=y)
@@ -253,4 +263,25 @@ r=$(ratio "$rust_n" "$c_n")
 verdict="NOT met"
 [ "$r" != n/a ] && awk -v r="$r" 'BEGIN { exit !(r <= 1.0) }' && verdict=met
 goals+=$'\n'"goal: rust core at most c on devmem-rx-profile-cores: $verdict ($r)"
+
+# The transmit profile: each core's kernel booted once more, with the
+# counter, for bench-tx-profile, as the timed TX boots are
+# (kunit.enable=0).
+txp_args=()
+for core in c rust; do
+	image=$KBUILD_OUT/arch/x86/boot/bzImage
+	[ "$core" = c ] && image=$C_KBUILD_OUT/arch/x86/boot/bzImage
+	r=$CACHE_DIR/bench-tx-profile-$core
+	HOST_CPU=1 INSN_PLUGIN=$plugin KERNEL_IMAGE=$image VM_APPEND="$append kunit.enable=0" \
+		"$HARNESS_DIR/vm.sh" "$r" bench-tx-profile
+	echo "# bench-tx-profile, $core core:" >&2
+	grep '^# ' "$r/bench-tx-profile.tap" >&2 || true
+	[ "$(cat "$r/bench-tx-profile.rc" 2>/dev/null)" = 0 ] ||
+		die "bench-tx-profile ($core core): a run failed; see $r/bench-tx-profile.tap"
+	txp_args+=("$core:$r")
+done
+txp=$(python3 "$HARNESS_DIR/benchtx.py" --profile "${txp_args[@]}") ||
+	die "bench-tx-profile: no lines; see $CACHE_DIR/bench-tx-profile-*/bench-tx-profile.tap"
+grep -v '^goal: ' <<<"$txp"
+goals+=$'\n'$(grep '^goal: ' <<<"$txp")
 printf '%s\n' "$goals"

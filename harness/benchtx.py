@@ -27,8 +27,26 @@ a ratio between the cores) meets it:
 The send and zerocopy modes do not reach the devmem core: their ratio
 rust/c is the two boots' difference alone, and says how far to trust the
 devmem mode's. Exits 1 when a TAP has no round lines.
+
+    benchtx.py --profile CORE:DIR CORE:DIR
+
+The transmit profile (make bench PROFILE=1): DIR is the results directory
+of a boot of core CORE that ran bench-tx-profile (bench_tx.sh's profile
+pass, QEMU counting the guest's instructions), with its tx-profile: lines
+in bench-tx-profile.tap and every function's instructions per KiB in
+hostcpu/tx.MODE.MTU.per. Instruction counts do not drift with the host:
+one boot of each core. Prints, for each MTU,
+
+  devmem-tx-profile: MODE rust core N insns/KiB, c core M insns/KiB, ratio rust/c R (MTU U, 1 flow)
+  devmem-tx-profile-funcs: devmem N insns/KiB: FUNC P%, ... (MTU U, CORE core)
+  devmem-tx-profile-extra: devmem rust core over c core +N insns/KiB (MTU U): FUNC +n, ...; FUNC -n, ...
+  goal: rust core at most c on devmem-tx-profile (MTU U): met|NOT met (R)
+
+the extra line naming the functions that ran more instructions per KiB
+under the Rust core, most first, then those that ran fewer.
 """
 
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -83,7 +101,83 @@ def plural(n, one, many):
     return f"{n} {one if n == 1 else many}"
 
 
+def parse_profile(tap):
+    """{(mode, mtu): (insns, rest of the line)} from tx-profile: lines."""
+    out = {}
+    with open(tap, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            w = line.split(maxsplit=5)
+            if len(w) == 6 and w[0] == "tx-profile:":
+                out[(w[1], int(w[2]))] = (float(w[3]), w[5].strip())
+    return out
+
+
+def load_per(path):
+    """{function: instructions per KiB} of a .per file."""
+    per = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            name, _, n = line.rstrip("\n").rpartition("\t")
+            if name:
+                per[name] = per.get(name, 0.0) + float(n)
+    return per
+
+
+def profile_main(args):
+    dirs = {}
+    for arg in args:
+        core, _, path = arg.partition(":")
+        if core not in ("rust", "c") or not path or core in dirs:
+            print(f"benchtx.py: bad argument {arg!r}: CORE:DIR, one of each core", file=sys.stderr)
+            return 2
+        dirs[core] = path
+    if len(dirs) != 2:
+        print("benchtx.py --profile: needs a boot of each core", file=sys.stderr)
+        return 2
+    prof = {core: parse_profile(os.path.join(d, "bench-tx-profile.tap")) for core, d in dirs.items()}
+    for core, p in prof.items():
+        if not p:
+            print(f"benchtx.py: no tx-profile lines in {dirs[core]}/bench-tx-profile.tap",
+                  file=sys.stderr)
+            return 1
+    lines, goals = [], []
+    for mtu in sorted({k[1] for p in prof.values() for k in p}):
+        where = f"MTU {mtu}, 1 flow"
+        for mode in ("send", "zerocopy", "devmem"):
+            r, c = prof["rust"].get((mode, mtu)), prof["c"].get((mode, mtu))
+            if not r or not c:
+                continue
+            ratio = r[0] / c[0] if c[0] > 0 else float("nan")
+            lines.append(f"devmem-tx-profile: {mode} rust core {r[0]:.0f} insns/KiB, "
+                         f"c core {c[0]:.0f} insns/KiB, ratio rust/c {ratio:.2f} ({where})")
+            if mode != "devmem":
+                continue
+            for core, v in (("rust", r), ("c", c)):
+                lines.append(f"devmem-tx-profile-funcs: devmem {v[0]:.0f} insns/KiB: {v[1]} "
+                             f"(MTU {mtu}, {core} core)")
+            pers = {}
+            for core, d in dirs.items():
+                path = os.path.join(d, "hostcpu", f"tx.devmem.{mtu}.per")
+                pers[core] = load_per(path) if os.path.exists(path) else None
+            if pers["rust"] is not None and pers["c"] is not None:
+                names = set(pers["rust"]) | set(pers["c"])
+                diff = {n: pers["rust"].get(n, 0.0) - pers["c"].get(n, 0.0) for n in names}
+                more = sorted((kv for kv in diff.items() if kv[1] >= 0.5), key=lambda kv: -kv[1])
+                less = sorted((kv for kv in diff.items() if kv[1] <= -0.5), key=lambda kv: kv[1])
+                part = ", ".join(f"{n} {d:+.1f}" for n, d in more[:12])
+                part_less = ", ".join(f"{n} {d:+.1f}" for n, d in less[:8])
+                lines.append(f"devmem-tx-profile-extra: devmem rust core over c core "
+                             f"{sum(diff.values()):+.0f} insns/KiB (MTU {mtu}): {part or '-'}; "
+                             f"{part_less or '-'}")
+            goals.append(goal(f"rust core at most c on devmem-tx-profile (MTU {mtu})",
+                              [ratio], lambda x: x <= 1.0))
+    print("\n".join(lines + goals))
+    return 0
+
+
 def main(argv):
+    if len(argv) > 1 and argv[1] == "--profile":
+        return profile_main(argv[2:])
     boots = {"rust": [], "c": []}
     for arg in argv[1:]:
         core, _, path = arg.partition(":")

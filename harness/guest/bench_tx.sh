@@ -35,9 +35,21 @@
 #   tx-round: cpu MODE MTU FLOWS NS_PER_KIB SINK_BUSY_PCT MBIT_PER_S
 #
 # Round by round, every case once, the modes' order rotating, so that the
-# host's drift falls on every mode alike. "# " lines say what each run
-# did. Exit status 0 when every run sent, from every thread; never on
-# timing.
+# host's drift falls on every mode alike.
+#
+# profile (not run by default; make bench PROFILE=1 boots each core with
+# QEMU counting the guest's instructions, harness/insncount.c, for it):
+# each mode once at each MTU of BENCH_TX_MTUS, 1 flow, sends of 64 KiB
+# for BENCH_TX_PROFILE_SECS seconds (3), on the cpu pass's CPUs; the
+# instructions the sender's CPU ran per KiB sent, by function
+# (guest/insns.py), HOSTCPU/tx.MODE.MTU.per keeping every function's
+# count (and .counts, .kallsyms, .run, harness/annotate.py's input). A
+# line a run:
+#
+#   tx-profile: MODE MTU INSNS_PER_KIB BLOCKS_PER_KIB: FUNC P%, ...
+#
+# "# " lines say what each run did. Exit status 0 when every run sent,
+# from every thread; never on timing.
 
 set -u
 SEND=$KSFT/drivers/net/hw/devmem_send
@@ -47,6 +59,7 @@ ROUNDS=${BENCH_TX_ROUNDS:-3}
 LEN=${BENCH_TX_LEN:-64}
 CPU_SECS=${BENCH_TX_CPU_SECS:-3}
 CPU_ROUNDS=${BENCH_TX_CPU_ROUNDS:-2}
+PROFILE_SECS=${BENCH_TX_PROFILE_SECS:-3}
 CPU_LEN=65536
 MTUS=${BENCH_TX_MTUS:-1500 9000}
 FLOWS=${BENCH_TX_FLOWS:-1 4}
@@ -126,16 +139,19 @@ unhold() {
 
 # One devmem_send run: mode $1, $2 threads, $3 seconds, $4 bytes a send,
 # pinned to CPU $5, between two host readings. Sets OUT (its stdout line:
-# "sends N bytes N secs S threads N"), SENDS, BYTES, RUN_SECS and HOST;
-# fails when it did.
+# "sends N bytes N secs S threads N"), SENDS, BYTES, RUN_SECS, HOST and
+# RUN_KEY (the readings' key: the instruction counts of the run, when
+# QEMU counts, are HOSTCPU/insns.RUN_KEY); fails when it did.
 OUT=
 SENDS=0
 BYTES=0
 RUN_SECS=0
+RUN_KEY=
 send_run() { # mode threads secs len cpu
 	local err rc key
 	err=$(mktemp)
 	key=tx${EPOCHREALTIME/./}
+	RUN_KEY=$key
 	host_mark begin "$key"
 	OUT=$(timeout -k 5 $(($3 + 60)) taskset -c "$5" "$SEND" -a "$REMOTE_V6" -p "$PORT" \
 		-m "$1" ${ID:+-d "$ID"} -t "$2" -s "$3" -l "$4" -z "$size" 2>"$err")
@@ -196,6 +212,44 @@ cpu_pass() { # mtu
 	done
 }
 
+# The profile pass, at MTU $1.
+profile_pass() { # mtu
+	local mode counts insns blocks top
+	for mode in $MODES; do
+		send_run "$mode" 1 "$PROFILE_SECS" "$CPU_LEN" "$TX_CPU" || continue
+		counts=$HOSTCPU/insns.$RUN_KEY
+		if [ ! -s "$counts" ]; then
+			log "$mode, MTU $1: no instruction counts in $counts"
+			fail=1
+			continue
+		fi
+		# After the run: every module it used is loaded.
+		grep ' [tTwW] ' /proc/kallsyms >"$HOSTCPU/tx.kallsyms"
+		read -r insns blocks < <(python3 "$(dirname "$0")/insns.py" "$counts" \
+			"$HOSTCPU/tx.kallsyms" "$TX_CPU" "$BYTES" "$HOSTCPU/tx.$mode.$1.per")
+		# For harness/annotate.py (a function, instruction by
+		# instruction): the raw counts, the addresses, CPU and bytes.
+		mv "$counts" "$HOSTCPU/tx.$mode.$1.counts"
+		mv "$HOSTCPU/tx.kallsyms" "$HOSTCPU/tx.$mode.$1.kallsyms"
+		echo "$TX_CPU $BYTES" >"$HOSTCPU/tx.$mode.$1.run"
+		if [ "${insns:-0}" -le 0 ]; then
+			log "$mode, MTU $1: no instructions counted on CPU $TX_CPU"
+			fail=1
+			continue
+		fi
+		top=$(head -n 12 "$HOSTCPU/tx.$mode.$1.per" | awk -F '\t' -v t="$insns" '{
+			printf "%s%s %.1f%%", (NR > 1 ? ", " : ""), $1, 100 * $2 / t }')
+		log "$mode, MTU $1: CPU $TX_CPU ran $insns instructions per KiB sent; $OUT"
+		echo "tx-profile: $mode $1 $insns $blocks: $top"
+	done
+}
+
+if [[ " $PASSES " == *" profile "* ]] && ! [ -f "${HOSTCPU:-/nonexistent}/insns.req" ]; then
+	log "no instruction counter: make bench PROFILE=1 boots QEMU with harness/insncount.c"
+	exit 1
+fi
+# The kernel's addresses in /proc/kallsyms, for the profile.
+echo 0 >/proc/sys/kernel/kptr_restrict
 sink_start || {
 	sink_stop
 	exit 1
@@ -209,7 +263,7 @@ for pass in $PASSES; do
 		calls_pass
 		unhold
 		;;
-	cpu)
+	cpu | profile)
 		place_irqs $TX_CPU $SINK_CPU
 		for mtu in $MTUS; do
 			if ! set_mtu "$mtu"; then
@@ -220,7 +274,11 @@ for pass in $PASSES; do
 			# The binding after the MTU: its sends then meet the
 			# device as it runs.
 			hold || { fail=1; continue; }
-			cpu_pass "$mtu"
+			if [ "$pass" = cpu ]; then
+				cpu_pass "$mtu"
+			else
+				profile_pass "$mtu"
+			fi
 			unhold
 		done
 		ID=

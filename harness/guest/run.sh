@@ -30,7 +30,9 @@
 # function, counted by QEMU, for each receive mode and each driver;
 # bench-profile-devmem for the receive modes alone, bench-profile-drivers
 # for the drivers alone), bench-tx (devmem TX sendmsg() calls a second,
-# and the sender's CPU per KiB for send, MSG_ZEROCOPY and devmem TX), and
+# and the sender's CPU per KiB for send, MSG_ZEROCOPY and devmem TX),
+# bench-tx-profile (the sending CPU's instructions by function, counted
+# by QEMU, for each of those), and
 # kselftest paths relative to KSELFTEST_DIR (e.g.
 # drivers/net/hw/devmem.py).
 #
@@ -611,6 +613,7 @@ for suite in "$@"; do
 	bench-profile-devmem) "$(dirname "$0")/bench_rx.sh" profile-devmem ;;
 	bench-profile-drivers) "$(dirname "$0")/bench_rx.sh" profile-drivers ;;
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
+	bench-tx-profile) BENCH_TX_PASSES=profile "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
 	esac >"$RESULTS/$name.tap" 2>&1
 	rc=$?

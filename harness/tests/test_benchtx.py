@@ -66,5 +66,49 @@ class BenchTx(unittest.TestCase):
         self.assertEqual(run(['gcc:' + boot([800])])[0], 2)
 
 
+def profile_boot(insns, per):
+    """A bench-tx-profile boot's results directory: tx-profile: lines for
+    MTU 9000 (insns: {mode: n}) and the devmem run's .per file (per:
+    {function: n})."""
+    d = tempfile.mkdtemp()
+    os.mkdir(os.path.join(d, 'hostcpu'))
+    with open(os.path.join(d, 'bench-tx-profile.tap'), 'w', encoding='utf-8') as f:
+        f.write('# a diagnostic line\n')
+        for mode, n in insns.items():
+            f.write(f'tx-profile: {mode} 9000 {n} 3: tcp_sendmsg_locked 20.0%, f 1.0%\n')
+    with open(os.path.join(d, 'hostcpu', 'tx.devmem.9000.per'), 'w', encoding='utf-8') as f:
+        for name, n in sorted(per.items(), key=lambda kv: -kv[1]):
+            f.write(f'{name}\t{n}\n')
+    return d
+
+
+class BenchTxProfile(unittest.TestCase):
+    def test_cores_compared_mode_by_mode_and_function_by_function(self):
+        c = profile_boot({'send': 1000, 'zerocopy': 900, 'devmem': 800},
+                         {'tcp_sendmsg_locked': 300, 'net_devmem_get_niov_at': 40, 'same': 10})
+        rust = profile_boot({'send': 1000, 'zerocopy': 900, 'devmem': 880},
+                            {'tcp_sendmsg_locked': 300, '<Binding as Tx>::niov_at': 130, 'same': 10})
+        rc, out = run(['--profile', 'c:' + c, 'rust:' + rust])
+        self.assertEqual(rc, 0)
+        self.assertIn('devmem-tx-profile: send rust core 1000 insns/KiB, c core 1000 insns/KiB, '
+                      'ratio rust/c 1.00 (MTU 9000, 1 flow)', out)
+        self.assertIn('devmem-tx-profile: devmem rust core 880 insns/KiB, c core 800 insns/KiB, '
+                      'ratio rust/c 1.10 (MTU 9000, 1 flow)', out)
+        self.assertIn('devmem-tx-profile-funcs: devmem 880 insns/KiB: tcp_sendmsg_locked 20.0%, f 1.0% '
+                      '(MTU 9000, rust core)', out)
+        self.assertIn('devmem-tx-profile-extra: devmem rust core over c core +90 insns/KiB (MTU 9000): '
+                      '<Binding as Tx>::niov_at +130.0; net_devmem_get_niov_at -40.0', out)
+        self.assertIn('goal: rust core at most c on devmem-tx-profile (MTU 9000): NOT met (1.10)', out)
+
+    def test_a_profile_needs_both_cores_and_their_lines(self):
+        c = profile_boot({'devmem': 800}, {'f': 1})
+        self.assertEqual(run(['--profile', 'c:' + c])[0], 2)
+        self.assertEqual(run(['--profile', 'c:' + c, 'c:' + c])[0], 2)
+        empty = tempfile.mkdtemp()
+        with open(os.path.join(empty, 'bench-tx-profile.tap'), 'w', encoding='utf-8') as f:
+            f.write('# nothing\n')
+        self.assertEqual(run(['--profile', 'c:' + c, 'rust:' + empty])[0], 1)
+
+
 if __name__ == '__main__':
     unittest.main()

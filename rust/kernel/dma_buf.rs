@@ -90,6 +90,7 @@ impl DmaBuf {
     /// # Safety
     ///
     /// `raw` is a valid dma-buf that stays alive for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(raw: *mut bindings::dma_buf) -> &'a Self {
         // SAFETY: `DmaBuf` is a transparent wrapper, and the caller keeps
         // the dma-buf alive for `'a`.
@@ -97,11 +98,13 @@ impl DmaBuf {
     }
 
     /// The C `struct dma_buf`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::dma_buf {
         self.0.get()
     }
 
     /// The size of the buffer in bytes.
+    #[inline]
     pub fn size(&self) -> usize {
         // SAFETY: `size` is set at export and never changes.
         unsafe { (*self.as_raw()).size }

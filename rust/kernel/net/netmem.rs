@@ -76,12 +76,14 @@ impl NetIov {
     /// # Safety
     ///
     /// `ptr` points to a `net_iov` that stays valid for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::net_iov) -> &'a Self {
         // SAFETY: `NetIov` is a transparent wrapper; valid per the caller.
         unsafe { &*ptr.cast() }
     }
 
     /// The C `struct net_iov`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::net_iov {
         self.0.get()
     }
@@ -128,6 +130,7 @@ impl NetIov {
 
     /// The area this `net_iov` belongs to (`net_iov_owner`); null until
     /// [`NetIov::init`].
+    #[inline]
     pub fn owner(&self) -> *mut bindings::net_iov_area {
         // SAFETY: the `net_iov` is valid; `owner` is only written through
         // `&mut self`. Read in place: the page pool updates other fields
@@ -136,6 +139,7 @@ impl NetIov {
     }
 
     /// The type of provider it belongs to.
+    #[inline]
     pub fn kind(&self) -> Option<NetIovType> {
         // SAFETY: as in `owner`.
         match unsafe { (*self.as_raw()).type_ } {
@@ -150,6 +154,7 @@ impl NetIov {
     ///
     /// Only addresses are compared: unlike `offset_from`, this is defined
     /// for a `net_iov` outside the array too.
+    #[inline]
     pub fn index(&self) -> Option<usize> {
         let owner = self.owner();
         if owner.is_null() {
@@ -168,6 +173,7 @@ impl NetIov {
     }
 
     /// The DMA address the page pool records for this `net_iov`.
+    #[inline]
     pub fn dma_addr(&self) -> DmaAddress {
         // SAFETY: as in `owner`; the page pool does not write `dma_addr`
         // of a provider's `net_iov`.
@@ -200,6 +206,7 @@ impl NetIov {
     /// The `netmem_ref` that carries this `net_iov` (`net_iov_to_netmem`);
     /// `None` until [`NetIov::init`] gave it an area: C code reaches the
     /// area (`net_iov_owner`) from every `net_iov` it is handed.
+    #[inline]
     pub fn to_netmem(&self) -> Option<NetmemRef> {
         if self.owner().is_null() {
             return None;
@@ -239,12 +246,14 @@ impl NetIovArea {
     /// # Safety
     ///
     /// `ptr` points to an area that stays valid for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::net_iov_area) -> &'a Self {
         // SAFETY: transparent wrapper; valid per the caller.
         unsafe { &*ptr.cast() }
     }
 
     /// The C `struct net_iov_area`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::net_iov_area {
         self.0.get()
     }
@@ -274,17 +283,20 @@ impl NetIovArea {
     }
 
     /// The number of `net_iov`s in the area.
+    #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: read-only once initialised.
         unsafe { (*self.as_raw()).num_niovs }
     }
 
     /// Whether the area has no `net_iov`s.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Where the area starts in the provider's memory.
+    #[inline]
     pub fn base_virtual(&self) -> usize {
         // SAFETY: read-only once initialised.
         unsafe { (*self.as_raw()).base_virtual }
@@ -326,6 +338,7 @@ impl NetmemRef {
     /// `raw` is the address of a valid `struct page`, or of a valid
     /// `net_iov` with the `NET_IOV` bit set: a `netmem_ref` C handed out,
     /// not 0.
+    #[inline]
     pub unsafe fn from_raw(raw: bindings::netmem_ref) -> Self {
         // INVARIANT: per the caller.
         Self(raw)
@@ -344,6 +357,7 @@ impl NetmemRef {
     }
 
     /// The `net_iov` it carries, if it carries one (`netmem_to_net_iov`).
+    #[inline]
     pub fn net_iov(self) -> Option<NonNull<bindings::net_iov>> {
         if !self.is_net_iov() {
             return None;

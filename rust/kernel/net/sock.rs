@@ -30,18 +30,21 @@ impl Sock {
     ///
     /// `ptr` is a live socket whose lock (`lock_sock`) the caller holds
     /// for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::sock) -> &'a Self {
         // SAFETY: transparent wrapper; valid per the caller.
         unsafe { &*ptr.cast() }
     }
 
     /// The C `struct sock`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::sock {
         self.0.get()
     }
 
     /// The socket's cached route (`__sk_dst_get`), `None` if it has none
     /// (never had one, or it expired).
+    #[inline]
     pub fn route<'a>(&'a self, _rcu: &'a rcu::Guard) -> Option<Route<'a>> {
         // SAFETY: the socket lock is held (type invariant), as reading the
         // route cache requires.
@@ -84,6 +87,7 @@ pub struct Route<'a> {
 
 impl<'a> Route<'a> {
     /// The device the route goes out of (`dst_dev_rcu`), if any.
+    #[inline]
     pub fn dev(&self) -> Option<RcuDevice<'a>> {
         // SAFETY: the route is alive (type invariant).
         let dev = unsafe { bindings::dst_dev_rcu(self.dst.as_ptr()) };

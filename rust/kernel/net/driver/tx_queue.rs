@@ -118,6 +118,7 @@ impl TxQueue<'_> {
 /// (`netdev_xmit_more`): the driver may then leave the device's doorbell
 /// for that frame, as [`TxQueue::sent`] says. Meaningful only inside
 /// `start_xmit`.
+#[inline]
 pub fn xmit_more() -> bool {
     // SAFETY: reads this CPU's transmit state; any context may.
     unsafe { bindings::netdev_xmit_more() }

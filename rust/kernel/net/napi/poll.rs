@@ -258,6 +258,7 @@ pub(super) fn build_size(data: usize, size: usize) -> u32 {
 /// bytes queued and `completed` completed so far (counts that wrap): no
 /// more than are in flight, which `dql_completed` BUGs on.
 #[cfg_attr(not(CONFIG_BQL), allow(dead_code))]
+#[inline]
 pub(super) fn completable(bytes: u32, queued: u32, completed: u32) -> u32 {
     bytes.min(queued.wrapping_sub(completed))
 }

@@ -81,6 +81,7 @@ pub const PP_FLAG_ALLOW_UNREADABLE_NETMEM: u32 = 1 << 3;
 
 /// The bytes of a buffer of `order` (`PAGE_SIZE << order`), if the page
 /// allocator has buffers of that order (at most `MAX_PAGE_ORDER`).
+#[inline]
 fn buf_len(order: u32) -> Option<u32> {
     if order > bindings::MAX_PAGE_ORDER {
         return None;
@@ -416,6 +417,7 @@ impl Pool {
     /// which the allocating context alone touches: `&mut self`, as for
     /// [`Pool::alloc`] (a pool a NAPI instance recycles into directly is
     /// that instance's, not the caller's).
+    #[inline]
     pub fn cached(&mut self) -> u32 {
         // SAFETY: the pool is valid; `&mut self` makes this the one
         // allocating context, which owns `alloc`.
@@ -424,6 +426,7 @@ impl Pool {
 
     /// Whether buffers come from a memory provider and may be unreadable
     /// (`page_pool_is_unreadable`).
+    #[inline]
     pub fn is_unreadable(&self) -> bool {
         // SAFETY: set at creation, read-only afterwards.
         !unsafe { (*self.ptr.as_ptr()).mp_ops }.is_null()

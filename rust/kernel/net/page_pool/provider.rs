@@ -60,6 +60,7 @@ impl PagePool {
     }
 
     /// The provider's private pointer (`mp_priv`).
+    #[inline]
     pub fn mp_priv(&self) -> *mut c_void {
         // SAFETY: set before the provider is called, read-only afterwards.
         unsafe { (*self.as_raw()).mp_priv }
@@ -147,6 +148,7 @@ impl AllocCache<'_> {
     /// - the caller hands it to the pool in this call, once: returned from
     ///   [`MemoryProvider::alloc_netmems`] or put in the cache with
     ///   [`AllocCache::place`] (the pool counts it as held from now on).
+    #[inline]
     pub unsafe fn adopt(&mut self, niov: &NetIov) {
         // SAFETY: the pool is valid, `niov` is a free `net_iov` the
         // provider owns and gives to this pool, per the caller.
@@ -190,6 +192,7 @@ impl AllocCache<'_> {
 
 /// The page pool's reference count of a `net_iov` it holds
 /// (`pp_ref_count`).
+#[inline]
 pub fn pp_ref_count(niov: &NetIov) -> i64 {
     // SAFETY: `pp_ref_count` is an `atomic_long_t`, whose `counter` is an
     // aligned `s64` that is only accessed atomically.
@@ -401,6 +404,7 @@ impl MpParams {
     }
 
     /// The C `struct pp_memory_provider_params`.
+    #[inline]
     pub fn as_raw(&self) -> *const bindings::pp_memory_provider_params {
         &self.0
     }
@@ -495,6 +499,7 @@ impl<T: MemoryProvider> ProviderOps<T> {
     }
 
     /// The C ops table.
+    #[inline]
     pub fn as_raw(&self) -> &bindings::memory_provider_ops {
         &self.raw
     }

@@ -149,6 +149,7 @@ impl SkBuff {
     /// Whether the packet's data and shared info are shared with a clone
     /// (`skb_cloned`): TCP sends clones of the packets it keeps for
     /// retransmission.
+    #[inline]
     pub fn is_cloned(&self) -> bool {
         let skb = self.as_raw();
         // SAFETY: a valid buffer; the `cloned` bit is the owner's, read
@@ -168,16 +169,19 @@ impl SkBuff {
     /// neither [shared](SkBuff::is_shared) nor [cloned](SkBuff::is_cloned).
     /// What a packet given to `start_xmit` may not be, and one built on
     /// receive is.
+    #[inline]
     pub fn is_exclusive(&self) -> bool {
         !self.is_shared() && !self.is_cloned()
     }
 
     /// Whether the packet is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The transmit queue the stack picked (`skb_get_queue_mapping`).
+    #[inline]
     pub fn queue_mapping(&self) -> u16 {
         // SAFETY: the buffer is valid.
         unsafe { bindings::skb_get_queue_mapping(self.as_raw()) }
@@ -234,11 +238,13 @@ impl SkBuff {
     }
 
     /// The number of frags (`nr_frags`).
+    #[inline]
     pub fn nr_frags(&self) -> u32 {
         // SAFETY: the buffer is valid; its shared info follows its data.
         u32::from(unsafe { (*bindings::skb_shinfo(self.as_raw())).nr_frags })
     }
     /// Frees the packet as sent (`dev_consume_skb_any`), in any context.
+    #[inline]
     pub fn consume(self) {
         // SAFETY: the buffer is ours to free.
         unsafe {
@@ -251,6 +257,7 @@ impl SkBuff {
 
     /// Frees the packet as dropped, for `reason`, in any context
     /// (`dev_kfree_skb_any_reason`: `kfree_skb_reason` with hard IRQs on).
+    #[inline]
     pub fn drop_reason(self, reason: DropReason) {
         // SAFETY: the buffer is ours to free.
         unsafe {

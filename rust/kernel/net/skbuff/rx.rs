@@ -128,6 +128,7 @@ impl SkBuff {
     /// The length of the protocol headers at the start of `frame`, as far
     /// as the flow dissector finds them (`eth_get_headlen`): what a driver
     /// copies into the linear part.
+    #[inline]
     pub fn eth_headlen(dev: &NetDevice, frame: &[u8]) -> u32 {
         let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);
         // SAFETY: `frame` is readable for `len` bytes; `dev` is live.

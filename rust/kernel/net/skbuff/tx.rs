@@ -59,6 +59,7 @@ pub struct Tso {
 impl Tso {
     /// The bytes the segments put on the wire: the packet's, plus the
     /// headers each segment after the first repeats.
+    #[inline]
     pub fn wire_len(&self, len: u32) -> u32 {
         len.saturating_add(self.segs.saturating_sub(1).saturating_mul(self.hdr_len))
     }

@@ -515,7 +515,11 @@ impl Binding {
 
     /// The `net_iov` at dma-buf offset `virt`, for TX.
     pub fn net_iov_at(&self, virt: usize) -> Option<&NetIov> {
-        self.layout.index_at(virt).and_then(|i| self.net_iov(i))
+        // `niovs` holds the layout's `net_iov`s in the order of their
+        // offsets, each `1 << shift` bytes: the one at `virt` is number
+        // `virt >> shift`, if there is one. The send path's per-page lookup
+        // (`net_devmem_get_niov_at`): one shift and one bounds check.
+        self.niovs.get(virt >> self.layout.shift())
     }
 
     /// The dma-buf offset of a `net_iov` of this binding.
@@ -907,7 +911,16 @@ mod tests {
                 b.net_iov_at(2 * PAGE_SIZE + 100).ok_or(EINVAL)?,
                 n2
             ));
+            assert!(core::ptr::eq(
+                b.net_iov_at(3 * PAGE_SIZE - 1).ok_or(EINVAL)?,
+                n2
+            ));
+            assert!(core::ptr::eq(
+                b.net_iov_at(PAGE_SIZE - 1).ok_or(EINVAL)?,
+                b.net_iov(0).ok_or(EINVAL)?
+            ));
             assert!(b.net_iov_at(3 * PAGE_SIZE).is_none());
+            assert!(b.net_iov_at(usize::MAX).is_none());
             Ok(())
         })?;
         ok?;

@@ -172,14 +172,6 @@ impl Layout {
         (idx as usize) << self.shift
     }
 
-    /// The `net_iov` holding dma-buf offset `virt`, or `None` beyond the
-    /// mapped chunks.
-    pub fn index_at(&self, virt: usize) -> Option<u32> {
-        u32::try_from(virt >> self.shift)
-            .ok()
-            .filter(|&idx| idx < self.count)
-    }
-
     /// The chunk holding `net_iov` number `idx`.
     pub fn chunk_of(&self, idx: u32) -> Option<&Chunk> {
         // By the invariant the chunks are sorted by `first`.
@@ -248,19 +240,6 @@ mod tests {
     }
 
     #[test]
-    fn virtual_offsets_map_to_niovs() -> Result {
-        let segs = [(0x10_0000, 2 * PAGE_SIZE), (0x40_0000, 3 * PAGE_SIZE)];
-        let l = Layout::carve(segs, SHIFT_4K, GFP_KERNEL)?;
-        assert_eq!(l.index_at(0), Some(0));
-        assert_eq!(l.index_at(PAGE_SIZE - 1), Some(0));
-        assert_eq!(l.index_at(2 * PAGE_SIZE + 5), Some(2));
-        assert_eq!(l.index_at(5 * PAGE_SIZE - 1), Some(4));
-        assert_eq!(l.index_at(5 * PAGE_SIZE), None);
-        assert_eq!(l.index_at(usize::MAX), None);
-        Ok(())
-    }
-
-    #[test]
     fn misaligned_address_is_refused_with_c_text() -> Result {
         let segs = [(0x10_0000, PAGE_SIZE), (0x1_0000_0800, PAGE_SIZE)];
         let e = match Layout::carve(segs, SHIFT_4K, GFP_KERNEL) {
@@ -300,7 +279,7 @@ mod tests {
         let l = Layout::carve([(0x10_0000, 65536)], SHIFT_16K, GFP_KERNEL)?;
         assert_eq!(l.count(), 4);
         assert_eq!(l.dma_addr(3), Some(0x10_c000));
-        assert_eq!(l.index_at(16384), Some(1));
+        assert_eq!(l.virtual_addr(1), 16384);
         Ok(())
     }
 
@@ -308,7 +287,6 @@ mod tests {
     fn empty_mapping_has_no_niovs() -> Result {
         let l = Layout::carve([], SHIFT_4K, GFP_KERNEL)?;
         assert_eq!(l.count(), 0);
-        assert_eq!(l.index_at(0), None);
         assert_eq!(l.dma_addr(0), None);
         Ok(())
     }

@@ -272,8 +272,16 @@ kunit_boot() { # commit num
 	t0=$(date +%s)
 	KERNEL_IMAGE=$build/arch/x86/boot/bzImage VM_TIMEOUT=${VM_TIMEOUT:-900} \
 		"$HARNESS_DIR/vm.sh" "$res" kunit >"$kunit_dir/$2.vm.log" 2>&1 || true
+	# vm.sh may stop before it makes the directory (no kernel image).
+	mkdir -p "$res"
 	python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" \
 		--kunit-suites "$kunit_dir/$2.suites" >"$res/verdict.txt" 2>&1 || return 1
+	# results.py judges the suites the VM says it ran: with none, it has
+	# nothing to fail. The kunit suite must be among them.
+	grep -q '^ok   kunit: ' "$res/verdict.txt" || {
+		echo "FAIL kunit: no result; the VM did not run the suite (see $kunit_dir/$2.vm.log)" >>"$res/verdict.txt"
+		return 1
+	}
 	echo "$n $(($(date +%s) - t0))"
 }
 

@@ -803,7 +803,14 @@ def judge_kernel_log(run, rest, faults_ran):
             if boot[0].get('debug_locks') == '0':
                 fails.append('lockdep was off before the first suite (debug_locks 0)')
         ends = [f for w, _, f in run.states if w == 'end']
-        if ends and not any('bql_queues' in f for f in ends):
+        # GUEST_NET=0 (check-series's boots) wires no NIC: there are no
+        # queues to read, and no suite but kunit's can mean anything.
+        if boot and boot[0].get('net') == 'unwired':
+            wired = sorted({s for w, s, _ in run.states if w == 'start' and s != 'kunit'})
+            if wired:
+                fails.append(f"kernel-state.txt: {', '.join(wired)} ran with no network "
+                             'wired (GUEST_NET=0), which only the kunit suite can')
+        elif ends and not any('bql_queues' in f for f in ends):
             fails.append("kernel-state.txt: the NIC's transmit queues were read at no "
                          "suite's end: bytes stuck in them went unseen")
         fails.extend(f'kernel-state.txt: no taint recorded at {w} {s}'

@@ -395,6 +395,21 @@ class KernelState(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('were read at no suite', line_of(out, 'kernel-log'))
 
+    def test_unwired_boot_runs_kunit_alone(self):
+        # check-series's boot (GUEST_NET=0): no NIC, no queues to read.
+        kunit = {'kunit': 'KTAP version 1\n1..1\n    1..1\n    ok 1 c\nok 1 s\n'}
+        for suites, rc_want in ((['kunit'], 0), (['kunit', 'net-env'], 1)):
+            g = guest_run.Guest()
+            g.states[0] += ' net=unwired'
+            for s in suites:
+                g.suite(s)
+            files = g.files()
+            files['kernel-state.txt'] = files['kernel-state.txt'].replace(' bql_queues=4', '')
+            rc, out = judge(suites, files, taps=kunit)
+            self.assertEqual(rc, rc_want, out)
+            if rc_want:
+                self.assertIn('net-env ran with no network wired', line_of(out, 'kernel-log'))
+
     def test_killed_suite_fails_whatever_its_claims(self):
         for rc_killed in (124, 137):
             for suite, tap in (('t.py', 'TAP version 13\n1..2\nok 1 t.a\n'),

@@ -57,7 +57,9 @@
 # that commit. A commit that built before with the same configuration is
 # not built again ("built before"; its id fixes its contents), unless it
 # still has to boot and the build directory holds another commit:
-# SERIES_REBUILD=1 builds and boots them all. CONFIG_ONLY=1 walks the
+# SERIES_REBUILD=1 builds and boots them all. SERIES_FROM=NNNN starts at
+# commit NNNN (after a change to a later patch): the commits before are
+# listed as skipped, neither built nor booted. CONFIG_ONLY=1 walks the
 # series resolving and checking each commit's configuration, building
 # nothing.
 #
@@ -299,6 +301,7 @@ kunit_error() { # verdict
 }
 
 n=0
+skipped=0
 for i in $(seq 0 ${#commits[@]}); do
 	if [ "$i" -eq 0 ]; then
 		c=$base
@@ -308,6 +311,11 @@ for i in $(seq 0 ${#commits[@]}); do
 		num=${entries[$((i - 1))]%%-*}
 	fi
 	subject=$(git_k log -1 --format=%s "$c")
+	if [ "$((10#$num))" -lt "$((10#${SERIES_FROM:-0}))" ]; then
+		printf 'skip series %s %s (before SERIES_FROM=%s)\n' "$num" "$subject" "$SERIES_FROM"
+		skipped=$((skipped + 1))
+		continue
+	fi
 	boot=no
 	if [ "$SERIES_KUNIT" = 1 ] && changes_kernel "$c" && { [ "${SERIES_REBUILD:-0}" = 1 ] ||
 		! grep -qxF "$c $inputs $kunit_inputs" "$booted" 2>/dev/null; }; then
@@ -352,4 +360,8 @@ for i in $(seq 0 ${#commits[@]}); do
 	printf 'ok   series %s %s (%s)\n' "$num" "$subject" "$what"
 	n=$((n + 1))
 done
-echo "$n passed, 0 failed"
+if [ "$skipped" -gt 0 ]; then
+	echo "$n passed, 0 failed, $skipped skipped"
+else
+	echo "$n passed, 0 failed"
+fi

@@ -5,35 +5,41 @@
 #
 #   make setup     install the toolchain and tools (idempotent)
 #   make kernel    apply the overlay and patches, build the kernel (LLVM=1)
+#   make kselftests  build the selftests and benchmark programs the VM runs
 #   make demo      build, boot QEMU, run the devmem demo
 #   make check     static checks, build, KUnit and kselftests in QEMU
 #   make bench     build with the benchmarks on, boot, print their lines
 #   make check-configs  build each configuration the series must build in
 #                  (PAGE_POOL, NET_DEVMEM, NET_DEVMEM_RUST, IGB_RS n/m/y,
-#                  RUST off, the checkers off), one line each;
-#                  CHECK_CONFIGS="name ..."
-#   make check-series   build each commit of the series in turn and boot
-#                  each that changes the kernel for its KUnit suites
-#                  (SERIES_KUNIT=0: build only), name the first that
-#                  fails; TYPECHECK=1: only type-check (rustc
-#                  metadata + clippy) each commit's kernel crate, devmem_rs
-#                  and igb_rs against the main build (minutes, not an hour)
+#                  RUST off, the checkers off), one line each
+#   make check-series   build each commit of the series in turn, boot
+#                  each that changes the kernel for its KUnit suites,
+#                  name the first that fails
 #   make patches   write the git format-patch series to series/
 #   make clean     drop the kernel build output (keeps the pristine tree)
 #   make distclean drop the whole cache
 #
-# Variables: KERNEL_SRC=<dir> (your own 7.3 tree), CACHE_DIR (default
-# ~/.cache/devmem-rs), JOBS, VM_TIMEOUT, KVM=auto|0|1, CHECK_SUITES, PROFILE=1
-# (make bench: instruction profiles of the receive and transmit paths), INLINE_HELPERS=0
-# (make bench: clang 19 and the C helpers called, not inlined into Rust),
-# EXTRA_CONFIG="CONFIG_X=y ...", CHECK_CONFIGS, CONFIG_ONLY=1 (check-configs
-# and check-series: resolve the configurations, build nothing), TYPECHECK=1
-# (check-series: type-check the Rust of each commit, build nothing).
+# Variables, for every target: KERNEL_SRC=<dir> (your own 7.3 tree),
+# ALLOW_KERNEL_VERSION=<v> (a tree of another version), CACHE_DIR (default
+# ~/.cache/devmem-rs), JOBS, STRICT=0 (no clippy or -Werror, for other
+# trees), EXTRA_CONFIG="CONFIG_X=y ...", KVM=auto|0|1, VM_TIMEOUT,
+# TEST_TIMEOUT, NIC_DRIVER=igb (the C driver binds the 82576).
+# make check: DEBUG=1 (the debug kernel), CHECK_SUITES="suite ...",
+# WIDE_SUITES (the suites of the second boot; "" skips it), CHECK_PARITY
+# (1 or 0: the C core's kernel and the parity run).
+# make bench: PROFILE=1 (instruction profiles of the receive and transmit
+# paths), INLINE_HELPERS=0 (clang 19, the C helpers called, not inlined).
+# make check-configs: CHECK_CONFIGS="name ...", CONFIG_ONLY=1 (resolve
+# the configurations, build nothing).
+# make check-series: SERIES_KUNIT=0 (build only), SERIES_FROM=NNNN (start
+# at that commit), SERIES_REBUILD=1 (build and boot even what passed
+# before), CONFIG_ONLY=1, TYPECHECK=1 (type-check the Rust of each commit
+# against the main build with rustc and clippy: minutes, not an hour).
 
 SHELL := /bin/bash
 H := harness
 
-.PHONY: all setup kernel kselftests demo check check-configs check-series bench patches vm clean distclean
+.PHONY: all setup kernel kselftests demo check check-configs check-series bench patches clean distclean
 
 all: check
 

@@ -42,7 +42,11 @@ EXTRA_CONFIG=${EXTRA_CONFIG:-}
 KBUILD_LLVM=${KBUILD_LLVM:-1}
 LATE_CONFIG=${LATE_CONFIG:-}
 
-kmake() { make -s -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM="$KBUILD_LLVM" "$@"; }
+# DEBUG= : make check DEBUG=1 passes DEBUG=1 down (the environment and
+# MAKEFLAGS), and tools/lib/subcmd reads it: objtool built -O0 there and
+# -O3 by a direct kernel.sh, and every object, which depends on objtool,
+# rebuilt at each switch. It is the harness's variable, not kbuild's.
+kmake() { make -s -C "$KERNEL_TREE" O="$KBUILD_OUT" LLVM="$KBUILD_LLVM" DEBUG= "$@"; }
 
 mkdir -p "$KBUILD_OUT"
 

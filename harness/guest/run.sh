@@ -148,16 +148,21 @@ setup_net() {
 	ip netns add ns-remote
 	ip link set "$PEER" netns ns-remote
 	ip -n ns-remote link set lo up
+	# The DUT first: QEMU holds what the peer sends while the 82576
+	# model cannot receive, and a peer that sends first (IPv6 router
+	# solicitations) stalls its transmit queue until the DUT's link is
+	# up, which takes longer than the peer's 5 s watchdog on the debug
+	# kernel.
+	ip addr add "$LOCAL_V4/24" dev "$NETIF"
+	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
+	ip link set "$NETIF" up
+	wait_carrier "$NETIF" || log "$NETIF: no carrier after 10 s"
 	ip -n ns-remote addr add "$REMOTE_V4/24" dev "$PEER"
 	ip -n ns-remote addr add "$REMOTE_V6/64" dev "$PEER" nodad
 	ip -n ns-remote link set "$PEER" up
 	# drivers/net/README.rst: the endpoint reaches LOCAL_PREFIX_V6 (the
 	# namespaces behind netkit on the DUT) through the DUT.
 	ip -n ns-remote -6 route add "$LOCAL_PREFIX_V6" via "$LOCAL_V6"
-	ip addr add "$LOCAL_V4/24" dev "$NETIF"
-	ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
-	ip link set "$NETIF" up
-	wait_carrier "$NETIF" || log "$NETIF: no carrier after 10 s"
 	wait_carrier ns-remote "$PEER" || log "$PEER: no carrier after 10 s"
 
 	export NETIF LOCAL_V4 LOCAL_V6 REMOTE_V4 REMOTE_V6 LOCAL_PREFIX_V6

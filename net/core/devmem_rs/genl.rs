@@ -3,21 +3,31 @@
 //! The netdev netlink `bind-rx` and `bind-tx` handlers, and unbinding when
 //! the socket that made a binding goes.
 //!
-//! Every check, errno and extack message is the C core's, in its order
-//! (`Documentation/networking/devmem_rs.rst` lists them).
+//! Every request the C core refuses is refused with its errno and extack
+//! message, after its checks in its order
+//! (`Documentation/networking/devmem_rs.rst` lists them, and the two
+//! requests the C core takes that are refused here).
 //!
 //! # Lock order
 //!
-//! 1. the socket's lock ([`SockPriv::lock`], `priv->lock`): held across a
-//!    whole request and across the socket's teardown;
+//! Outermost first, as the documentation page gives it:
+//!
+//! 1. the socket's lock ([`SockPriv::lock`], `priv->lock`): held from the
+//!    device lookup until the binding is in place (and, for bind-rx,
+//!    replied to), and across the socket's teardown;
 //! 2. the instance lock of the device named in the request
 //!    (`netdev_get_by_index_lock`), or of the binding's device at
 //!    teardown;
 //! 3. for a queue leased from another device, or bind-tx on a virtual
 //!    device, the instance lock of the physical device (taken by the core
 //!    in `netif_mp_open_rxq` / `netdev_queue_get_dma_dev`, or here);
-//! 4. a binding's own lock (its queue list and device pointer), taken
-//!    with none of the above needed, and never held while taking them.
+//! 4. the list of TX bindings;
+//! 5. a binding's own lock (its queue list, its mapping, whether it is on
+//!    the TX list), never held while taking the above;
+//! 6. the id table's lock, held while taking no other.
+//!
+//! A dma-buf is mapped and unmapped under 1 to 3 at most, never under 4
+//! to 6: both take its reservation lock.
 
 use crate::{
     binding::{

@@ -75,6 +75,14 @@ place_irqs() { # dut-cpu peer-cpu
 # peer's on CPU $3 (place_irqs). Sets NETIF to the new interface's name,
 # which udev may change. Fails when the driver does not take the device;
 # the device then has no driver, and a rebind to another still works.
+# udev renames a new interface (eth0 to enp0s10): wait until it has
+# handled every event the kernel sent before naming the interface. On the
+# debug kernel under TCG that took more than 10 s, and the harness then
+# configured eth0 just before it was renamed.
+udev_settle() {
+	udevadm settle -t 120 || echo "udev still busy after 120 s" >&2
+}
+
 rebind() { # driver dut-cpu peer-cpu
 	local dev
 	: "${NIC_PCI:=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")}"
@@ -83,8 +91,7 @@ rebind() { # driver dut-cpu peer-cpu
 		echo "$NIC_PCI" >"$dev/driver/unbind"
 	fi
 	echo "$NIC_PCI" >"/sys/bus/pci/drivers/$1/bind" || return 1
-	# udev renames the new interface: wait for that before naming it.
-	udevadm settle -t 10
+	udev_settle
 	for _ in $(seq 1 100); do
 		NETIF=$(basename "$dev"/net/* 2>/dev/null)
 		[ -e "/sys/class/net/$NETIF" ] && break

@@ -122,11 +122,8 @@ bind_nic() {
 		[ -n "$have" ] && echo "$addr" >"$dev/driver/unbind"
 		echo "$addr" >"/sys/bus/pci/drivers/$want/bind" ||
 			log "binding $addr to $want failed"
-		# udev renames the new interface (eth0 to enp0s10): wait for
-		# that before setup_net names it, as rebind() does. A slow
-		# kernel (the debug one) renamed it after setup_net had
-		# configured eth0, and every suite then failed.
-		udevadm settle -t 10
+		# Before setup_net names the interface.
+		udev_settle
 	done
 }
 

@@ -49,12 +49,17 @@ def main():
     server = subprocess.Popen(['ip', 'netns', 'exec', 'ns-remote', 'socat',
                                f'TCP-LISTEN:{PORT},fork,reuseaddr', 'EXEC:cat'])
     try:
-        # socat starts slowly under TCG.
-        for _ in range(100):
+        # socat starts slowly under TCG, the more so on the debug kernel:
+        # wait until it listens, a minute at most.
+        deadline = time.monotonic() + 60
+        while True:
             try:
                 socket.create_connection((remote, PORT), timeout=5).close()
                 break
             except ConnectionRefusedError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    print(f'# socat did not listen on port {PORT} within 60 s')
+                    return 1
                 time.sleep(0.1)
         for _ in range(32):
             with socket.create_connection((remote, PORT), timeout=5) as s:

@@ -69,12 +69,6 @@ place_irqs() { # dut-cpu peer-cpu
 	done
 }
 
-# Rebinds the 82576 (NETIF; its PCI function, NIC_PCI, is found from NETIF
-# the first time) to driver $1 and wires it again as run.sh did:
-# addresses, link up, carrier, then its interrupts on CPU $2 and the
-# peer's on CPU $3 (place_irqs). Sets NETIF to the new interface's name,
-# which udev may change. Fails when the driver does not take the device;
-# the device then has no driver, and a rebind to another still works.
 # udev renames a new interface (eth0 to enp0s10): wait until it has
 # handled every event the kernel sent before naming the interface. On the
 # debug kernel under TCG that took more than 10 s, and the harness then
@@ -83,6 +77,12 @@ udev_settle() {
 	udevadm settle -t 120 || echo "udev still busy after 120 s" >&2
 }
 
+# Rebinds the 82576 (NETIF; its PCI function, NIC_PCI, is found from NETIF
+# the first time) to driver $1 and wires it again as run.sh did:
+# addresses, link up, carrier, then its interrupts on CPU $2 and the
+# peer's on CPU $3 (place_irqs). Sets NETIF to the new interface's name,
+# which udev may change. Fails when the driver does not take the device;
+# the device then has no driver, and a rebind to another still works.
 rebind() { # driver dut-cpu peer-cpu
 	local dev
 	: "${NIC_PCI:=$(basename "$(readlink -f "/sys/class/net/$NETIF/device")")}"

@@ -62,17 +62,21 @@ log and kmemleak are judged by the harness after all suites (results.py).
 The operations, a TAP case each:
   bind-rx      a udmabuf on rx queue 1, header split on (set first)
   bind-tx      a udmabuf for TX
-  rings-set    rx ring size changed with a binding held on queue 1 (then
-               set back without faults)
+  rings-set    rx and tx ring sizes changed with a binding held on queue 1
+               (then set back without faults)
   channels-set one more combined channel with the binding held (then back)
   split off    tcp-data-split off with the binding held: refused, the fault
                loop runs over the refusal path
+  split on     tcp-data-split on, no binding: every receive queue restarts
+               on a new ring; a failure must leave it off (then set back
+               off without faults)
   link up      ndo_open of igb_rs, as RTM_NEWLINK IFF_UP on a raw rtnetlink
                socket, from down (and down again between rounds)
 Page pool creation has no request of its own: bind-rx restarts the queue on
 a new ring whose payload pool takes the binding as memory provider,
 rings-set and channels-set make new rings and pools for every queue (the
-bound one's with the provider), and ndo_open makes the pools of both queues:
+bound one's with the provider), split on makes one for every queue before
+the first restarts, and ndo_open makes the pools of both queues:
 each allocation of page_pool_create() and of the ring fill fails in turn in
 those loops.
 """
@@ -775,30 +779,32 @@ def held_pages(rig, rx):
 
 
 def case_rings(rig, problems):
-    """rings-set rx, a restart of every queue, with a binding held."""
+    """rings-set rx and tx, a restart of every queue, with a binding held."""
     total = dmabufs()[1]
     r = rig.rings()
-    cur = r['rx']
-    target = 256 if cur != 256 else 512
-    target = min(target, r.get('rx-max', target))
-    attrs = {**rig.header, 'rx': target}
+    cur = {k: r[k] for k in ('rx', 'tx')}
+    target = {k: min(256 if v != 256 else 512, r.get(f'{k}-max', 512))
+              for k, v in cur.items()}
+    attrs = {**rig.header, **target}
     try:
-        with rig.held_binding(held_pages(rig, target), problems) as (bid, q):
-            diag(f'rings-set: rx {cur} -> {target}, dmabuf {bid} held on rx queue {q}')
+        with rig.held_binding(held_pages(rig, target['rx']), problems) as (bid, q):
+            diag(f'rings-set: rx {cur["rx"]} -> {target["rx"]}, tx {cur["tx"]} -> '
+                 f'{target["tx"]}, dmabuf {bid} held on rx queue {q}')
 
             def step(n):
                 a, sock = ynl_attempt(rig.eth_op, rig.fail, n, 'rings-set', attrs)
                 sock.close()
                 found = []
-                now = rig.rings()
-                if a.outcome == 'ok' and now['rx'] != target:
-                    found.append(f'rx ring {now["rx"]}, not {target}')
-                if a.outcome == 'error' and now['rx'] != cur:
-                    found.append(f'rx ring {now["rx"]} after a failed request, not {cur}')
-                if now.get('tcp-data-split') != 'enabled':
-                    found.append(f'tcp-data-split {now.get("tcp-data-split")}')
-                if now['rx'] != cur:
-                    rig.set_rings(rx=cur)
+                r = rig.rings()
+                now = {k: r[k] for k in cur}
+                if a.outcome == 'ok' and now != target:
+                    found.append(f'rings {now}, not {target}')
+                if a.outcome == 'error' and now != cur:
+                    found.append(f'rings {now} after a failed request, not {cur}')
+                if r.get('tcp-data-split') != 'enabled':
+                    found.append(f'tcp-data-split {r.get("tcp-data-split")}')
+                if now != cur:
+                    rig.set_rings(**cur)
                 found += settle(lambda: rig.binding_problems(bid, q))
                 return a, found
 
@@ -808,8 +814,9 @@ def case_rings(rig, problems):
                 diag(line)
             expect_success(loop, problems)
     finally:
-        if rig.rings()['rx'] != cur:
-            rig.set_rings(rx=cur)
+        r = rig.rings()
+        if {k: r[k] for k in cur} != cur:
+            rig.set_rings(**cur)
     problems += passes_traffic() + dmabuf_count_back(total)
 
 
@@ -892,6 +899,38 @@ def case_split_off(rig, problems):
     problems += passes_traffic() + dmabuf_count_back(total)
 
 
+def case_split_on(rig, problems):
+    """tcp-data-split on from off, no binding: each receive queue restarts
+    on a new ring; a failed request leaves header split off."""
+    total = dmabufs()[1]
+    old = rig.split_on()
+    attrs = {**rig.header, 'tcp-data-split': 'enabled'}
+    try:
+        rig.set_split(False)
+
+        def step(n):
+            a, sock = ynl_attempt(rig.eth_op, rig.fail, n, 'rings-set', attrs)
+            sock.close()
+            found = []
+            on = rig.split_on()
+            if a.outcome == 'ok' and not on:
+                found.append('tcp-data-split off after a successful request')
+            if a.outcome == 'error' and on:
+                found.append('tcp-data-split on after a failed request')
+            if on:
+                rig.set_split(False)
+            return a, found
+
+        loop = Loop('split on')
+        loop.run(step)
+        for line in loop.summary():
+            diag(line)
+        expect_success(loop, problems)
+    finally:
+        rig.set_split(old)
+    problems += passes_traffic() + dmabuf_count_back(total)
+
+
 def has_address(family, addr):
     p = subprocess.run(['ip', '-o', family, 'addr', 'show', 'dev', NETIF],
                        capture_output=True, text=True, check=False)
@@ -954,10 +993,12 @@ def case_open(rig, problems):
 CASES = [
     ('bind-rx: each allocation fails in turn, clean error, nothing left', case_bind_rx),
     ('bind-tx: each allocation fails in turn, clean error, nothing left', case_bind_tx),
-    ('rings-set rx with a binding held: each allocation fails in turn', case_rings),
+    ('rings-set rx and tx with a binding held: each allocation fails in turn', case_rings),
     ('channels-set with a binding held: each allocation fails in turn', case_channels),
     ('tcp-data-split off with a binding held: refused, each allocation fails in turn',
      case_split_off),
+    ('tcp-data-split on: each allocation fails in turn, a failure leaves it off',
+     case_split_on),
     ('link up (ndo_open): each allocation fails in turn, clean error, nothing left',
      case_open),
 ]

@@ -96,24 +96,12 @@ impl ethtool::Ops for Nic {
         if split == nic.split.load(Relaxed) {
             return Ok(());
         }
-        nic.split.store(split, Relaxed);
-        if dev.is_running() {
-            // Each receive queue restarts on a new ring with the new
-            // descriptor type, as the queue API restarts one: the link
-            // and the other queues stay up.
-            for q in nic.active() {
-                // CAST: below QUEUES.
-                let idx = q.idx as u32;
-                let cfg = dev.queue_config(idx);
-                let ring = nic.new_rx_ring(dev, q.idx, &cfg)?;
-                let old = <Nic as QueueMgmt>::rx_stop(dev, idx)?;
-                if let Err((e, _new)) = <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
-                    // Back on the old ring, which worked.
-                    let _ = <Nic as QueueMgmt>::rx_start(dev, old, idx);
-                    return Err(e);
-                }
-            }
+        if !dev.is_running() {
+            nic.split.store(split, Relaxed);
+            return Ok(());
         }
+        switch_split(dev, split)?;
+        nic.split.store(split, Relaxed);
         Ok(())
     }
 
@@ -411,5 +399,65 @@ impl ethtool::Ops for Nic {
             }
         }
         set
+    }
+}
+
+/// Restarts every receive queue of the running device on a new ring with
+/// header split as `split` says, one queue at a time, as the queue API
+/// restarts one: the link and the other queues stay up. Every new ring is
+/// made before the first queue stops, and each old one kept until the
+/// last queue runs, so that a failure puts every queue back on the ring it
+/// had.
+fn switch_split(dev: &LockedDevice<Nic>, split: bool) -> Result {
+    let nic = dev.data();
+    let mut rings = KVec::with_capacity(QUEUES, GFP_KERNEL)?;
+    for q in nic.active() {
+        // CAST: below QUEUES.
+        let cfg = dev.queue_config(q.idx as u32);
+        rings.push(nic.new_rx_ring_split(dev, q.idx, &cfg, split)?, GFP_KERNEL)?;
+    }
+    let mut olds = KVec::with_capacity(rings.len(), GFP_KERNEL)?;
+    for (q, ring) in nic.active().iter().zip(rings) {
+        // CAST: below QUEUES.
+        let idx = q.idx as u32;
+        let restarted = <Nic as QueueMgmt>::rx_stop(dev, idx).and_then(|old| {
+            match <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
+                Ok(()) => Ok(old),
+                Err((e, _new)) => {
+                    // Back on the old ring, which worked.
+                    restart_on(dev, old, idx);
+                    Err(e)
+                }
+            }
+        });
+        match restarted {
+            // Within the capacity reserved: `push_within_capacity` fails
+            // only beyond it.
+            Ok(old) => {
+                let _ = olds.push_within_capacity((idx, old));
+            }
+            Err(e) => {
+                // The queues already switched go back on their old rings.
+                for (idx, old) in olds {
+                    if <Nic as QueueMgmt>::rx_stop(dev, idx).is_ok() {
+                        restart_on(dev, old, idx);
+                    }
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts receive queue `idx`, stopped, on `ring`, a ring it ran on.
+fn restart_on(dev: &LockedDevice<Nic>, ring: ring::RxRing, idx: u32) {
+    if let Err((e, _ring)) = <Nic as QueueMgmt>::rx_start(dev, ring, idx) {
+        dev_err!(
+            dev.data().pdev,
+            "receive queue {} did not restart: {:?}\n",
+            idx,
+            e
+        );
     }
 }

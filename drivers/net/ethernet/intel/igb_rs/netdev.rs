@@ -454,6 +454,18 @@ impl Nic {
         idx: usize,
         cfg: &QueueConfig,
     ) -> Result<RxRing> {
+        self.new_rx_ring_split(dev, idx, cfg, self.split.load(Relaxed))
+    }
+
+    /// A new receive ring as [`Nic::new_rx_ring`] makes, with header split
+    /// as `split` says.
+    pub(crate) fn new_rx_ring_split(
+        &self,
+        dev: &LockedDevice<Nic>,
+        idx: usize,
+        cfg: &QueueConfig,
+        split: bool,
+    ) -> Result<RxRing> {
         if idx >= QUEUES {
             return Err(EINVAL);
         }
@@ -463,7 +475,7 @@ impl Nic {
             dev.parent(),
             dev,
             idx,
-            self.split.load(Relaxed),
+            split,
             cfg,
             (
                 self.rx_ring_size.load(Relaxed),
@@ -597,16 +609,10 @@ impl Nic {
         if running {
             <Nic as Operations>::stop(dev)?;
         }
-        let (old_rx, old_split) = (self.rx_ring_size.load(Relaxed), self.split.load(Relaxed));
-        for (q, ring) in self.queues.iter().zip(rings.iter_mut()) {
-            // The old ring, empty since `stop` or never used, is freed
-            // outside the lock. No queue uses it: `stop` waited for every
-            // queue to stop (or reset the device), and a device that is
-            // down had its queues stopped by the last `stop`, or never
-            // started them.
-            core::mem::swap(&mut *q.tx.lock(), ring);
-        }
-        drop(rings);
+        let (old, old_split) = (self.ring_sizes(), self.split.load(Relaxed));
+        // The old transmit rings are kept until the device runs on the new
+        // ones, then freed outside the locks.
+        self.swap_tx_rings(&mut rings);
         self.rx_ring_size.store(rx, Relaxed);
         self.tx_ring_size.store(tx, Relaxed);
         self.split
@@ -616,14 +622,28 @@ impl Nic {
         }
         let opened = <Nic as Operations>::open(dev);
         if opened.is_err() {
-            // The receive rings did not fill (memory, or a provider that
-            // needs header split): back on what worked. The transmit
-            // rings are made, whatever their size.
-            self.rx_ring_size.store(old_rx, Relaxed);
+            // The receive rings could not be made (memory, or a provider
+            // that needs header split): back on the old sizes, header
+            // split and transmit rings, which worked.
+            self.swap_tx_rings(&mut rings);
+            self.rx_ring_size.store(old.0, Relaxed);
+            self.tx_ring_size.store(old.1, Relaxed);
             self.split.store(old_split, Relaxed);
             <Nic as Operations>::open(dev)?;
         }
         opened
+    }
+
+    /// Gives each pair a transmit ring of `rings` (none if it is empty)
+    /// and leaves the pair's old one in its place. No queue may be using
+    /// a transmit ring: `stop` waited for every queue to stop (or reset
+    /// the device), a failed `open` stopped those it started, and a device
+    /// that is down had its queues stopped by the last `stop`, or never
+    /// started them.
+    fn swap_tx_rings(&self, rings: &mut [TxRing]) {
+        for (q, ring) in self.queues.iter().zip(rings) {
+            core::mem::swap(&mut *q.tx.lock(), ring);
+        }
     }
 
     /// Queue pair `idx`, if it is in use.

@@ -693,6 +693,16 @@ def expect_success(loop, problems):
         problems.append(f'without a fault the request fails: {loop.final.describe()}')
 
 
+def run_loop(name, step, problems):
+    """The fault loop of `step`: its summary logged, its problems and a
+    last round that must succeed into problems."""
+    loop = Loop(name)
+    loop.run(step)
+    for line in loop.summary():
+        diag(line)
+    expect_success(loop, problems)
+
+
 def case_bind_rx(rig, problems):
     """bind-rx of a udmabuf to queue 1, header split on."""
     q = rig.bind_queue()
@@ -730,11 +740,7 @@ def case_bind_rx(rig, problems):
         if before:
             problems += [f'before the loop: {p}' for p in before]
             return
-        loop = Loop('bind-rx')
-        loop.run(step)
-        for line in loop.summary():
-            diag(line)
-        expect_success(loop, problems)
+        run_loop('bind-rx', step, problems)
     finally:
         os.close(buf)
         rig.set_split(old_split)
@@ -765,11 +771,7 @@ def case_bind_tx(rig, problems):
         return a, found
 
     try:
-        loop = Loop('bind-tx')
-        loop.run(step)
-        for line in loop.summary():
-            diag(line)
-        expect_success(loop, problems)
+        run_loop('bind-tx', step, problems)
     finally:
         os.close(buf)
     problems += passes_traffic() + dmabuf_count_back(total)
@@ -811,11 +813,7 @@ def case_rings(rig, problems):
                 found += settle(lambda: rig.binding_problems(bid, q))
                 return a, found
 
-            loop = Loop('rings-set')
-            loop.run(step)
-            for line in loop.summary():
-                diag(line)
-            expect_success(loop, problems)
+            run_loop('rings-set', step, problems)
     finally:
         r = rig.rings()
         if {k: r[k] for k in cur} != cur:
@@ -859,11 +857,7 @@ def case_channels(rig, problems):
                 found += settle(lambda: rig.binding_problems(bid, q))
                 return a, found
 
-            loop = Loop('channels-set')
-            loop.run(step)
-            for line in loop.summary():
-                diag(line)
-            expect_success(loop, problems)
+            run_loop('channels-set', step, problems)
     finally:
         if rig.channels()['combined-count'] != cur:
             rig.eth.do('channels-set', {**rig.header, 'combined-count': cur})
@@ -924,11 +918,7 @@ def case_split_on(rig, problems):
                 rig.set_split(False)
             return a, found
 
-        loop = Loop('split on')
-        loop.run(step)
-        for line in loop.summary():
-            diag(line)
-        expect_success(loop, problems)
+        run_loop('split on', step, problems)
     finally:
         rig.set_split(old)
     problems += passes_traffic() + dmabuf_count_back(total)
@@ -978,11 +968,7 @@ def case_open(rig, problems):
                 rig.set_link(False)
             return a, found
 
-        loop = Loop('link up')
-        loop.run(step)
-        for line in loop.summary():
-            diag(line)
-        expect_success(loop, problems)
+        run_loop('link up', step, problems)
     finally:
         try:
             if not netif_flags() & IFF_UP:

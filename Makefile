@@ -26,9 +26,12 @@
 # TEST_TIMEOUT, NIC_DRIVER=igb (the C driver binds the 82576).
 # make check: DEBUG=1 (the debug kernel), CHECK_SUITES="suite ...",
 # WIDE_SUITES (the suites of the second boot; "" skips it), CHECK_PARITY
-# (1 or 0: the C core's kernel and the parity run).
+# (1 or 0: the C core's kernel and the parity run), SLOW_WAITS=N (the
+# factor upstream's fixed waits are stretched by with DEBUG=1, 6).
 # make bench: PROFILE=1 (instruction profiles of the receive and transmit
-# paths), INLINE_HELPERS=0 (clang 19, the C helpers called, not inlined).
+# paths), INLINE_HELPERS=0 (clang 19, the C helpers called, not inlined),
+# BENCH_TX_BOOTS=N (pairs of transmit boots, C then Rust, 2),
+# BENCH_VERBOSE=1 (the guest's own busy time too, as -guest lines).
 # make check-configs: CHECK_CONFIGS="name ...", CONFIG_ONLY=1 (resolve
 # the configurations, build nothing).
 # make check-series: SERIES_KUNIT=0 (build only), SERIES_FROM=NNNN (start

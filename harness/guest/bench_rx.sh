@@ -121,7 +121,8 @@
 # for 3 cmsgs a receive, so that most receives end inside an skb and the
 # kernel takes back the tokens it reserved for the rest, then 1 flow
 # while a second thread gives back guessed tokens (devmem_rx_bench -g),
-# after which every destroyed page pool must drain. Prints TAP.
+# after which every destroyed page pool must drain, and 1 flow whose
+# receiver is stopped until its window closes. Prints TAP.
 # Under TCG, instructions (and the translated blocks they come in) are
 # what a receive path costs the host; a profiler in the guest samples the
 # guest's time, which counts the vCPU's waits for a host CPU and for
@@ -377,9 +378,11 @@ run() { # mode flows bytes [args...]
 	spid=$!
 	stall_watch "$rxpid" "$dir/stall" &
 	wpid=$!
+	[ -z "${RX_PAUSE:-}" ] || pause_receiver "$rxpid" "$RX_PAUSE"
 	line=
 	read -r -t "$RUN_TIMEOUT" line <&"$rxfd"
 	t1=$EPOCHREALTIME
+	# A watcher writing its dump finishes it (it ignores TERM then).
 	kill "$wpid" 2>/dev/null
 	wait "$wpid" 2>/dev/null
 	read_idle
@@ -1020,6 +1023,14 @@ stall_dump() { # receiver-pid
 		echo "task ${t##*/}: $(awk '{ print "state", $3 }' "$t/stat" 2>/dev/null), wchan $(cat "$t/wchan" 2>/dev/null), $(awk '/ctxt_switches/ { printf "%s %s ", $1, $2 }' "$t/status" 2>/dev/null)"
 		sed 's/^/  /' "$t/stack" 2>/dev/null
 	done
+	# A running task has no stack in /proc: whether it spins in the
+	# kernel or in user space shows in its CPU time over 5 s, and where
+	# in the kernel in the backtraces of the CPUs (sysrq-l, twice).
+	echo "receiver over 5 s: $(cpu_ticks "$p") ticks; then $(sleep 5; cpu_ticks "$p")"
+	echo "TCP counters (not 0):"
+	nstat -az 2>/dev/null | awk '$2 != 0 && /Prune|Collapse|Drop|Zero|OFO|Backlog|Retrans|Timeout|RcvQ|Memory|Devmem/'
+	cpu_backtraces
+	cpu_backtraces
 	# Whether it could run and did not: what else was runnable.
 	echo "runnable threads:"
 	ps -eLo pid,tid,stat,psr,pri,comm 2>&1 | awk 'NR == 1 || $3 ~ /^R/'
@@ -1037,16 +1048,46 @@ stall_dump() { # receiver-pid
 		--dump qstats-get --json "{\"ifindex\": $(cat "/sys/class/net/$NETIF/ifindex"), \"scope\": \"queue\"}" 2>&1
 	echo "$PEER (peer):"
 	ip -n ns-remote -s link show "$PEER" 2>&1
-	echo "TCP counters (not 0):"
-	nstat -az 2>/dev/null | awk '$2 != 0 && /Prune|Collapse|Drop|Zero|OFO|Backlog|Retrans|Timeout|RcvQ|Memory/'
+}
+
+cpu_ticks() { # pid
+	awk '{ print "utime", $14, "stime", $15 }' "/proc/$1/stat" 2>/dev/null
+}
+
+# The backtrace of every CPU (sysrq-l; no checker of the kernel log
+# counts it as a finding), as the kernel log has it.
+cpu_backtraces() {
+	local from
+	from=$(wc -l < <(dmesg))
+	echo l >/proc/sysrq-trigger || return 0
+	sleep 2
+	echo "backtraces of the CPUs (sysrq-l):"
+	dmesg | tail -n +$((from + 1)) | sed 's/^/  /'
+}
+
+# Stops run's receiver (the child of the timeout that runs it) for SECS
+# seconds, from when the sender starts, so that its receive queue fills
+# and the window closes, then lets it read on.
+pause_receiver() { # receiver-pid secs
+	local p
+	for _ in $(seq 50); do
+		p=$(pgrep -P "$1" | head -n 1)
+		[ -n "$p" ] && break
+		sleep 0.1
+	done
+	[ -n "$p" ] || p=$1
+	kill -STOP "$p"
+	sleep "$2"
+	kill -CONT "$p"
 }
 
 # Watches run's receiver: when the flows have received nothing for
 # STALL_S seconds, writes stall_dump to $2 (once) and lets run's timeout
-# end it.
+# end it. A receiver stopped on purpose (pause_receiver) is not stalled.
 STALL_S=60
 stall_watch() { # receiver-pid file
 	local last=-1 now still=0
+	[ -z "${RX_PAUSE:-}" ] || sleep "$RX_PAUSE"
 	while kill -0 "$1" 2>/dev/null; do
 		sleep 5
 		now=$(ss -tnie "( sport = :$PORT )" 2>/dev/null |
@@ -1058,6 +1099,7 @@ stall_watch() { # receiver-pid file
 			last=$now
 		fi
 		if ((still >= STALL_S)); then
+			trap '' TERM
 			stall_dump "$1" >"$2" 2>&1
 			return
 		fi
@@ -1094,6 +1136,15 @@ print(" ".join("pool %d (%d in flight%s)" % (p["id"], p["inflight"], ", dma-buf 
 # tokens 1 to 1024 over and over, those the receiver holds and those a
 # receive has reserved but not handed out; then no buffer may be left in
 # flight once the binding is gone.
+# A receiver that stops reading while the sender goes on: its receive
+# queue fills with device-memory skbs, the window closes, TCP prunes and
+# collapses what it can, and the sender probes the zero window. Read on,
+# every byte must come, in order.
+PAUSE_S=10
+paused_run() {
+	RX_PAUSE=$PAUSE_S run devmem 1 $((2 * 1024 * 1024)) -v
+}
+
 guessed_run() {
 	run devmem 1 $((CHECK_MB * 1024 * 1024)) -g "$TX_CPU" || return 1
 	log "the second thread freed ${RES[guessed]:-?} of ${RES[frags]:-?} frags"
@@ -1113,7 +1164,7 @@ check_pass() {
 		fi
 	}
 	echo "TAP version 13"
-	echo "1..6"
+	echo "1..7"
 	tcase "configure $NETIF: header split, RSS, flow rule" setup
 	tcase "devmem, 4 flows, $CHECK_MB MiB, every byte checked, tokens given back twice" \
 		run devmem 4 $((CHECK_MB * 1024 * 1024)) -v
@@ -1123,6 +1174,9 @@ check_pass() {
 	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
 	tcase "devmem, 1 flow, 2 MiB, room for 3 cmsgs a receive, every byte checked" \
 		run devmem 1 $((2 * 1024 * 1024)) -v -c 3
+	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
+	tcase "devmem, 1 flow, 2 MiB, the receiver stopped ${PAUSE_S} s with its window closed, every byte checked" \
+		paused_run
 	log "frags ${RES[frags]:-?}, ranges ${RES[ranges]:-?}, dontneed calls ${RES[dontneed]:-?}, receives ${RES[recvs]:-?}"
 	tcase "devmem, 1 flow, $CHECK_MB MiB, a second thread giving back guessed tokens, then no buffer left in flight" \
 		guessed_run

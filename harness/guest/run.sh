@@ -360,14 +360,17 @@ tx_hold() {
 	coproc TXHOLD { exec python3 "$(dirname "$0")/races.py" --hold tx \
 		"$(cat "/sys/class/net/$NETIF/ifindex")" 0 16 2>&1; }
 	TX_PID=$TXHOLD_PID
-	read -r -t 30 TX_SAID <&"${TXHOLD[0]}"
+	# Python, YNL and a bind under the debug kernel: SLOW_WAITS times 30 s.
+	read -r -t $((30 * ${SLOW_WAITS:-1})) TX_SAID <&"${TXHOLD[0]}"
 }
 tx_held() {
 	echo "the holder said: ${TX_SAID:-nothing}"
 	[ "${TX_SAID%% *}" = bound ]
 }
 tx_release() {
-	echo exit >&"${TXHOLD[1]}"
+	# A holder that already exited has no reader for it: the write fails
+	# (EPIPE), and kills nothing.
+	(trap '' PIPE && echo exit >&"${TXHOLD[1]}") 2>/dev/null
 	wait "$TX_PID"
 	TX_EXIT=$?
 }
@@ -607,7 +610,9 @@ for suite in "$@"; do
 	name=${suite//\//_}
 	log "suite $suite at $(date +%T), on CPUs $(awk '$1 == "Cpus_allowed_list:" { print $2 }' /proc/$$/status)"
 	kernel_state start "$suite"
-	case "$suite" in
+	# In a subshell of its own: a suite that dies (a signal, an exit in a
+	# shell function) fails itself, and the runner goes on to the next.
+	(case "$suite" in
 	kunit) suite_kunit ;;
 	net-env) suite_net_env ;;
 	nic-lifecycle) suite_nic_lifecycle ;;
@@ -633,7 +638,7 @@ for suite in "$@"; do
 	bench-tx) "$(dirname "$0")/bench_tx.sh" ;;
 	bench-tx-profile) BENCH_TX_PASSES=profile "$(dirname "$0")/bench_tx.sh" ;;
 	*) suite_kselftest "$suite" ;;
-	esac >"$RESULTS/$name.tap" 2>&1
+	esac) >"$RESULTS/$name.tap" 2>&1
 	rc=$?
 	echo $rc >"$RESULTS/$name.rc"
 	cat "$RESULTS/$name.tap"

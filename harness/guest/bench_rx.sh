@@ -1059,7 +1059,10 @@ cpu_ticks() { # pid
 cpu_backtraces() {
 	local from
 	from=$(wc -l < <(dmesg))
-	echo l >/proc/sysrq-trigger || return 0
+	echo l 2>/dev/null >/proc/sysrq-trigger || {
+		echo "no backtraces of the CPUs: no /proc/sysrq-trigger"
+		return 0
+	}
 	sleep 2
 	echo "backtraces of the CPUs (sysrq-l):"
 	dmesg | tail -n +$((from + 1)) | sed 's/^/  /'

@@ -73,11 +73,16 @@ else
 	# question for real instead. UNKNOWN_COMMIT_ID: the base tree is
 	# 7.3's source release, without upstream's history, so a Fixes: tag
 	# naming an upstream commit cannot be looked up in it.
+	# And what git leaves in a message that a rebase or a merge stopped
+	# in (its list of conflicts, markers), which checkpatch lets through.
 	bad=0
 	for p in "${patches[@]}"; do
 		if ! (cd "$KERNEL_TREE" && ./scripts/checkpatch.pl --strict --quiet \
 			--no-tree --show-types --ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p") \
-			>"$work/checkpatch.log" 2>&1; then
+			>"$work/checkpatch.log" 2>&1 ||
+			! awk '/^---$/ { exit } /^# Conflicts:|^(<<<<<<<|>>>>>>>|=======)( |$)/ {
+				print "a rebase left this in the message: " $0; found = 1 }
+				END { exit found }' "$p" >>"$work/checkpatch.log"; then
 			bad=$((bad + 1))
 			echo "    $(basename "$p"):" >&2
 			sed 's/^/      /' "$work/checkpatch.log" | head -n 30 >&2

@@ -368,9 +368,20 @@ tx_held() {
 	[ "${TX_SAID%% *}" = bound ]
 }
 tx_release() {
+	local i
 	# A holder that already exited has no reader for it: the write fails
-	# (EPIPE), and kills nothing.
-	(trap '' PIPE && echo exit >&"${TXHOLD[1]}") 2>/dev/null
+	# (EPIPE) rather than kill the shell. Not from a subshell: bash closes
+	# a coprocess's descriptors in its subshells.
+	trap '' PIPE
+	{ echo exit 1>&"${TXHOLD[1]}"; } 2>/dev/null
+	trap - PIPE
+	# One that does not exit is killed (its status says so) rather than
+	# waited for until the VM's time runs out.
+	for ((i = 0; i < 30 * ${SLOW_WAITS:-1}; i++)); do
+		kill -0 "$TX_PID" 2>/dev/null || break
+		sleep 1
+	done
+	kill -KILL "$TX_PID" 2>/dev/null
 	wait "$TX_PID"
 	TX_EXIT=$?
 }

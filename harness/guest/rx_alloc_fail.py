@@ -29,10 +29,23 @@ patched under traffic.
   4. with every one failing, the receive ring size changed (ethtool -G:
      the device down and up on rings the pools cannot fill): the change
      ends, and once allocations succeed the stream comes back by itself
-     (within 30 s: the peer's retransmissions back off meanwhile); a driver whose open fails without buffers, or whose
-     empty ring waits for a receive interrupt that never comes, stays
-     deaf here;
-  5. with the fault off, rx-alloc-fail stops growing and the stream flows.
+     (within 30 s: the peer's retransmissions back off meanwhile); a
+     driver whose open fails without buffers, or whose empty ring waits
+     for a receive interrupt that never comes, stays deaf here;
+  5. with every one failing, a devmem binding on the last queue is let go
+     (its netlink socket closed): the queue must leave the binding's
+     buffers for a ring the pools cannot fill yet (the core warns if the
+     driver fails that restart, and the queue would stay on the binding's
+     buffers), and receive the stream once allocations succeed (a flow
+     rule steers it there);
+  6. with a binding held and every page pool's creation failing
+     (failslab, its stack filter on page_pool_create_percpu), the receive
+     ring size changed: igb_rs's open fails on the new sizes and again on
+     the old ones, which leaves the device up with no queue running; the
+     binding then let go must not have the core warn (the driver says
+     ENETDOWN, as for a device that is down), and down and up bring the
+     device back;
+  7. with the fault off, rx-alloc-fail stops growing and the stream flows.
 
 The kernel log, kmemleak and DMA-API debugging are judged by the harness
 after all suites (results.py); a page the driver lost on a failed refill
@@ -40,11 +53,13 @@ shows as the page pool's "stalled pool shutdown" when the ring goes.
 """
 
 import os
+import select
 import socket
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 KSRC = os.environ['KSRC']
 NETIF = os.environ['NETIF']
@@ -246,9 +261,104 @@ def ring_size():
     return int(rx[-1])
 
 
+SLAB = '/sys/kernel/debug/failslab'
+# The slab allocations under it fail in case 6: every ring's payload and
+# header pools are made through it (igb_rs's open), and nothing else the
+# case does makes one.
+POOL_CREATE = 'page_pool_create_percpu'
+# probability first: the fault is off before the rest changes.
+SLAB_ATTRS = ('probability', 'interval', 'times', 'verbose', 'task-filter',
+              'ignore-gfp-wait', 'require-start', 'require-end', 'stacktrace-depth')
+
+
+class SlabFault:
+    """failslab failing every allocation made under one function (its
+    stack filter), until the block ends; the old settings put back."""
+
+    def __init__(self, func):
+        self.func = func
+        self.saved = {}
+
+    def __enter__(self):
+        for a in SLAB_ATTRS:
+            with open(f'{SLAB}/{a}', encoding='ascii') as f:
+                self.saved[a] = f.read().strip()
+        lo, hi = func_range(self.func)
+        for a, v in (('probability', 0), ('require-start', lo), ('require-end', hi),
+                     ('stacktrace-depth', 32), ('task-filter', 'N'),
+                     ('ignore-gfp-wait', 'N'), ('verbose', 0), ('interval', 1),
+                     ('times', -1), ('probability', 100)):
+            with open(f'{SLAB}/{a}', 'w', encoding='ascii') as f:
+                f.write(f'{v}\n')
+        return self
+
+    def __exit__(self, *exc):
+        for a in SLAB_ATTRS:
+            if a in self.saved:
+                with open(f'{SLAB}/{a}', 'w', encoding='ascii') as f:
+                    f.write(f'{self.saved[a]}\n')
+
+
+def warnings_since(n):
+    """The kernel log's WARNING lines after its first n lines."""
+    lines = subprocess.run(['dmesg'], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    return [ln for ln in lines[n:] if 'WARNING:' in ln]
+
+
+def log_lines():
+    return len(subprocess.run(['dmesg'], capture_output=True, text=True,
+                              check=True).stdout.splitlines())
+
+
+def ethtool(*args):
+    return subprocess.run(['ethtool', *args], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+class Holder:
+    """races.py's binding holder: a udmabuf bound to rx queue `q` on a
+    netlink socket of its own, let go when told."""
+
+    def __init__(self, ifindex, q, pages):
+        races = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'races.py')
+        self.p = subprocess.Popen([sys.executable, races, '--hold', 'rx', str(ifindex),
+                                   str(q), str(pages)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        line = self.line(120)
+        if not line.startswith('bound '):
+            self.end()
+            raise Failed(f'bind-rx to queue {q}: {line or "no answer"}')
+        self.bid = int(line.split()[1])
+
+    def line(self, secs):
+        r, _, _ = select.select([self.p.stdout], [], [], secs)
+        return self.p.stdout.readline().strip() if r else ''
+
+    def close(self):
+        """Closes its netlink socket: the binding goes (the queue restarts
+        without it) before the close returns."""
+        self.p.stdin.write('close\n')
+        self.p.stdin.flush()
+        line = self.line(120)
+        if line != 'closed':
+            raise Failed(f'the holder did not close its socket: {line or "no answer"}')
+
+    def end(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
 def main():
     print('TAP version 13')
-    print('1..6')
+    print('1..8')
     s = Suite()
     st = {}
 
@@ -335,6 +445,132 @@ def main():
         return (f'rx {cur} -> {target} with every page-pool allocation failing: {how}; '
                 f'the stream flows again {back:.1f} s after the fault is off')
 
+    @contextmanager
+    def bound_last_queue():
+        """Header split on, the stream steered to queue 0 by a flow rule,
+        and a udmabuf bound to the last queue by a holder; yields
+        (holder, queue, steer), steer(q) moving the stream's rule to queue
+        q. Everything undone on the way out."""
+        q = len([d for d in os.listdir(f'/sys/class/net/{NETIF}/queues')
+                 if d.startswith('rx-')]) - 1
+        if q < 1:
+            raise Failed(f'{NETIF} has one receive queue: nothing to bind but the stream\'s')
+        rings = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'rings.py')
+
+        def set_split(on):
+            subprocess.run([sys.executable, rings, NETIF, 'split', 'on' if on else 'off'],
+                           check=True, timeout=120)
+
+        split = 'tcp-data-split enabled' in subprocess.run(
+            [sys.executable, rings, NETIF, 'get'], capture_output=True, text=True,
+            check=True, timeout=120).stdout
+        rule = []
+        holder = None
+
+        def steer(to):
+            if rule:
+                ethtool('-N', NETIF, 'delete', rule.pop())
+            out = ethtool('-N', NETIF, 'flow-type', 'tcp4', 'dst-port', str(PORT),
+                          'action', str(to))
+            rule.append(out.split()[-1])
+
+        try:
+            if not split:
+                set_split(True)
+            # Off the bound queue while bound: the socket reads host memory.
+            steer(0)
+            holder = Holder(s.ifindex, q, max(1024, 4 * ring_size()))
+            yield holder, q, steer
+        finally:
+            if holder:
+                holder.end()
+            if rule:
+                ethtool('-N', NETIF, 'delete', rule.pop())
+            if not split:
+                set_split(False)
+
+    def still_bound(bid):
+        """Where binding bid still shows: a queue, or a live page pool."""
+        left = [f'queue {x["id"]}' for x in s.nl.dump('queue-get', {'ifindex': s.ifindex})
+                if x.get('type') == 'rx' and x.get('dmabuf') == bid]
+        left += [f'live page pool {p["id"]}'
+                 for p in s.nl.dump('page-pool-get', {})
+                 if p.get('ifindex') == s.ifindex and p.get('dmabuf') == bid and
+                 'detach-time' not in p]
+        return left
+
+    def provider_let_go():
+        """The core's uninstall of a memory provider restarts the queue on
+        a ring of host pages; with every page-pool allocation failing that
+        ring is empty, and it must start anyway."""
+        with bound_last_queue() as (holder, q, steer):
+            log0 = log_lines()
+            s1 = s.stats()
+            inject()
+            try:
+                holder.close()
+                s2 = s.stats()
+            finally:
+                off()
+            left = still_bound(holder.bid)
+            if left:
+                raise Failed(f'binding {holder.bid} let go with allocations failing, '
+                             f'still on: {", ".join(left)}')
+            warned = warnings_since(log0)
+            if warned:
+                raise Failed(f'the kernel warned: {warned[0]}')
+            steer(q)
+            fails = s2['rx-alloc-fail'] - s1['rx-alloc-fail']
+            back = comes_back(fails, f'on queue {q}, after the binding went', 30)
+        return (f'binding {holder.bid} on queue {q} let go with every page-pool allocation '
+                f'failing; the stream flows on queue {q} {back:.1f} s after the fault is off')
+
+    def reopen_fails():
+        """igb_rs's ring size change closes the device and opens it on the
+        new sizes, then on the old ones if that fails: with every page
+        pool's creation failing both fail, and the device is left up with
+        no queue running. The binding's uninstall then restarts a queue
+        that is not there: the driver must say so as for a device that is
+        down (the core warns at any other error). Down and up bring the
+        device back."""
+        with bound_last_queue() as (holder, q, _steer):
+            cur = ring_size()
+            target = 512 if cur != 512 else 256
+            try:
+                with SlabFault(POOL_CREATE):
+                    r = subprocess.run(['ethtool', '-G', NETIF, 'rx', str(target)],
+                                       capture_output=True, text=True, check=False,
+                                       timeout=120)
+                if r.returncode == 0:
+                    raise Failed(f'ethtool -G rx {target} succeeded with every page pool '
+                                 'creation failing')
+                if ring_size() != cur:
+                    raise Failed(f'ethtool -G rx {target} failed, the ring has '
+                                 f'{ring_size()}, not {cur}')
+                log0 = log_lines()
+                holder.close()
+                warned = warnings_since(log0)
+                if warned:
+                    raise Failed(f'the binding let go after the failed reopen: the kernel '
+                                 f'warned: {warned[0]}')
+                left = still_bound(holder.bid)
+                if left:
+                    raise Failed(f'binding {holder.bid} let go, still on: {", ".join(left)}')
+            finally:
+                # Before the way out turns header split off, which
+                # restarts the queues: none runs until the device opens.
+                subprocess.run(['ip', 'link', 'set', NETIF, 'down'], check=True)
+                subprocess.run(['ip', 'link', 'set', NETIF, 'up'], check=True)
+                # IPv6 addresses go with the link (keep_addr_on_down).
+                subprocess.run(['ip', 'addr', 'add', f'{LOCAL_V4}/24', 'dev', NETIF],
+                               capture_output=True, check=False)
+                subprocess.run(['ip', 'addr', 'add', f'{os.environ["LOCAL_V6"]}/64', 'dev',
+                                NETIF, 'nodad'], capture_output=True, check=False)
+        # The peer's retransmissions backed off while the device was deaf.
+        back = comes_back(0, 'after down and up', 60)
+        return (f'ethtool -G rx {target} refused ({r.stderr.strip()}); binding {holder.bid} '
+                f'let go without a warning; down and up: the stream flows {back:.1f} s after')
+
     def stopped():
         stream = st['stream']
         off()
@@ -369,6 +605,11 @@ def main():
                    'by itself', dry)
             s.case('the rx ring size changed while every allocation fails: the stream '
                    'comes back by itself once they succeed', ring_change)
+            s.case('a devmem binding let go while every allocation fails: its queue '
+                   'leaves it, and receives once they succeed', provider_let_go)
+            s.case('a ring size change whose reopen fails twice, a binding held: the '
+                   'binding then let go without a warning; down and up bring the '
+                   'device back', reopen_fails)
             s.case('fault off: rx-alloc-fail steady, the stream flows', stopped)
             s.case('stream closed; the peer still answers', close)
     finally:

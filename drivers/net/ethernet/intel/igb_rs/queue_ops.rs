@@ -151,8 +151,12 @@ impl QueueMgmt for Nic {
     fn rx_stop(dev: &LockedDevice<Self>, idx: u32) -> Result<RxRing> {
         let nic = dev.data();
         let q = nic.queue(idx)?;
-        // The queues restart while the device is up, their NAPIs added.
-        let napi = q.napi.added().ok_or(EINVAL)?;
+        // The queues restart while the device is up, their NAPIs added. A
+        // device whose reopen failed (`Nic::resize_rings`) is up with no
+        // queue running: as for a device that is down, which the core
+        // takes when it uninstalls a memory provider, and the provider
+        // reaches the queue when it next opens.
+        let napi = q.napi.added().ok_or(ENETDOWN)?;
         // NAPI first: no tail write races with the stop.
         napi.disable(dev);
         // Unlike the C igb, which resets the whole device, one queue stops
@@ -196,11 +200,13 @@ impl QueueMgmt for Nic {
         let Some((q, napi)) = nic.queue(idx).ok().and_then(|q| Some((q, q.napi.added()?))) else {
             return Err((EINVAL, ring));
         };
-        if ring.is_starved() {
-            // The pools gave no buffer: the old ring, which has some, is
-            // started again instead.
-            return Err((ENOMEM, ring));
-        }
+        // A ring the pools gave no buffer (memory was short, or a
+        // provider's buffers are all with user space) starts as in `open`:
+        // its first poll, scheduled below, refills it as buffers come. Were
+        // it refused, the core would start the old ring again, which an
+        // uninstall has just taken the provider from, and warn if that
+        // ring, as empty, were refused too.
+        //
         // The queue is off (`rx_stop`); `start_rx` programs it while it is,
         // enables it, waits until it runs, and only then gives it the
         // descriptors.

@@ -348,14 +348,6 @@ impl RxRing {
         Ok(ring)
     }
 
-    /// Whether no descriptor is armed: the pools had no buffer to give.
-    /// The device receives nothing into the ring until a poll refills it:
-    /// `open` starts on such a ring (and polls it), a restart keeps the
-    /// old ring instead.
-    pub(crate) fn is_starved(&self) -> bool {
-        self.armed == 0
-    }
-
     pub(crate) fn dma_address(&self) -> DmaAddress {
         self.desc.dma_address()
     }

@@ -58,7 +58,9 @@ if [ "${DEBUG:-0}" = 1 ]; then
 	# here, each stretch reported in the case's output.
 	export SLOW_WAITS=${SLOW_WAITS:-6}
 	CHECK_PARITY=${CHECK_PARITY:-0}
-	vm_timeout=7200
+	# A whole run's boot takes close to two hours of TCG; the timeout
+	# only stops a hung guest, each suite has its own.
+	vm_timeout=10800
 	out=$CACHE_DIR/check-debug
 	# nic-rx-alloc-fail: the page pool's allocations failing under
 	# traffic (fail_page_alloc's stack filter). faults last: it makes the

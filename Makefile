@@ -16,14 +16,17 @@
 #                  each that changes the kernel for its KUnit suites,
 #                  name the first that fails
 #   make patches   write the git format-patch series to series/
-#   make clean     drop the kernel build output (keeps the pristine tree)
+#   make clean     drop every build and run directory (keeps the pristine
+#                  tree, its worktrees and the tool venv)
 #   make distclean drop the whole cache
 #
 # Variables, for every target: KERNEL_SRC=<dir> (your own 7.3 tree),
 # ALLOW_KERNEL_VERSION=<v> (a tree of another version), CACHE_DIR (default
 # ~/.cache/devmem-rs), JOBS, STRICT=0 (no clippy or -Werror, for other
 # trees), EXTRA_CONFIG="CONFIG_X=y ...", KVM=auto|0|1, VM_TIMEOUT,
-# TEST_TIMEOUT, NIC_DRIVER=igb (the C driver binds the 82576).
+# TEST_TIMEOUT, NIC_DRIVER=igb (the C driver binds the 82576), VM_CPUS,
+# VM_MEMORY. The races suite: RACES_SEED=N (repeat a run's random
+# choices, printed in its output), RACES_ITERATIONS, RACES_SECS.
 # make check: DEBUG=1 (the debug kernel), CHECK_SUITES="suite ...",
 # WIDE_SUITES (the suites of the second boot; "" skips it), CHECK_PARITY
 # (1 or 0: the C core's kernel and the parity run), SLOW_WAITS=N (the
@@ -75,7 +78,8 @@ patches:
 
 clean:
 	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/build-bench-c" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR"/bench-tx-* "$$CACHE_DIR/kselftest" \
-		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs" "$$CACHE_DIR/build-series" "$$CACHE_DIR/check-series"
+		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs" "$$CACHE_DIR/build-series" "$$CACHE_DIR/check-series" \
+		"$$CACHE_DIR/build-debug" "$$CACHE_DIR/check-debug" "$$CACHE_DIR/build-c" "$$CACHE_DIR"/bench-profile* "$$CACHE_DIR/static" "$$CACHE_DIR/am-check"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

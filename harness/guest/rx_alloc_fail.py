@@ -155,7 +155,7 @@ class Stream:
             ['ip', 'netns', 'exec', 'ns-remote', 'socat', '-u', 'OPEN:/dev/zero',
              f'TCP:{LOCAL_V4}:{PORT}'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.lst.settimeout(30)
-        self.conn, _ = self.lst.accept()
+        self.conn, self.peer = self.lst.accept()
         self.conn.settimeout(1)
         self.stop = False
         self.held = threading.Event()
@@ -468,9 +468,14 @@ def main():
         holder = None
 
         def steer(to):
+            # The stream's whole four-tuple: a rule that leaves fields out
+            # learns its flow from a SYN (igb_rs.rst, Flow steering), and
+            # the stream is established.
             if rule:
                 ethtool('-N', NETIF, 'delete', rule.pop())
-            out = ethtool('-N', NETIF, 'flow-type', 'tcp4', 'dst-port', str(PORT),
+            src, sport = st['stream'].peer
+            out = ethtool('-N', NETIF, 'flow-type', 'tcp4', 'src-ip', src, 'dst-ip',
+                          LOCAL_V4, 'src-port', str(sport), 'dst-port', str(PORT),
                           'action', str(to))
             rule.append(out.split()[-1])
 

@@ -106,8 +106,11 @@ if [ -z "${BENCH_LINES:-}" ]; then
 	set -e
 	title="make bench"
 	[ -z "${PROFILE:-}" ] || title="make bench PROFILE=$PROFILE"
-	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$commit" "$BENCH_LINES"
-	rm -f "$BENCH_LINES"
+	# The file has the result lines alone (<name>: ...): whatever else
+	# reached stdout (a tool's chatter) stays in the terminal's copy.
+	grep -E '^[a-z][a-z0-9-]*: ' "$BENCH_LINES" >"$BENCH_LINES.lines" || true
+	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$commit" "$BENCH_LINES.lines"
+	rm -f "$BENCH_LINES" "$BENCH_LINES.lines"
 	exit "$rc"
 fi
 
@@ -131,7 +134,8 @@ INLINE_HELPERS=${INLINE_HELPERS:-1}
 main_out=$KBUILD_OUT
 export KBUILD_OUT=$CACHE_DIR/build-bench
 if [ "$INLINE_HELPERS" = 1 ]; then
-	"$HARNESS_DIR/setup.sh" bench-toolchain
+	# Its package installs print to stdout: to stderr with the other logs.
+	"$HARNESS_DIR/setup.sh" bench-toolchain >&2
 	llvm=$(rustc_llvm_major)
 	export KBUILD_LLVM=-$llvm
 	export LATE_CONFIG="CONFIG_EXPERT=y CONFIG_RUST_INLINE_HELPERS=y"

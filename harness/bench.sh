@@ -81,6 +81,12 @@
 #   devmem-tx-profile: <mode> rust core <n> insns/KiB, c core <n> insns/KiB, ratio rust/c <r> (MTU <m>, 1 flow)
 #   devmem-tx-profile-funcs: devmem <n> insns/KiB: <func> <p>%, ... (MTU <m>, <core> core)
 #   devmem-tx-profile-extra: devmem rust core over c core +<n> insns/KiB (MTU <m>): <func> +<n>, ...; <func> -<n>, ...
+#   devmem-tx-profile-core: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio rust/c <r> (MTU <m>): <func> <rust>/<c>, ... rust/c insns/call
+#
+# (the last counts the core's own functions, those of its object: the
+# rest of the path is TCP's, whose count varies between boots by as much
+# as the whole path's ratio, as the send mode, which never reaches the
+# core, shows; the goal judges the core's line).
 #
 # The first line says how the benchmark kernels were built:
 #
@@ -284,6 +290,9 @@ for core in c rust; do
 		die "bench-tx-profile ($core core): a run failed; see $r/bench-tx-profile.tap"
 	txp_args+=("$core:$r")
 done
+# The core's own functions, for its line and goal: those of its object.
+txp_args+=(--object "rust:$KBUILD_OUT/net/core/devmem_rs/devmem_rs.o"
+	--object "c:$C_KBUILD_OUT/net/core/devmem.o")
 txp=$(python3 "$HARNESS_DIR/benchtx.py" --profile "${txp_args[@]}") ||
 	die "bench-tx-profile: no lines; see $CACHE_DIR/bench-tx-profile-*/bench-tx-profile.tap"
 grep -v '^goal: ' <<<"$txp"

@@ -28,7 +28,7 @@ The send and zerocopy modes do not reach the devmem core: their ratio
 rust/c is the two boots' difference alone, and says how far to trust the
 devmem mode's. Exits 1 when a TAP has no round lines.
 
-    benchtx.py --profile CORE:DIR CORE:DIR
+    benchtx.py --profile CORE:DIR CORE:DIR [--object CORE:OBJ ...]
 
 The transmit profile (make bench PROFILE=1): DIR is the results directory
 of a boot of core CORE that ran bench-tx-profile (bench_tx.sh's profile
@@ -40,16 +40,34 @@ one boot of each core. Prints, for each MTU,
   devmem-tx-profile: MODE rust core N insns/KiB, c core M insns/KiB, ratio rust/c R (MTU U, 1 flow)
   devmem-tx-profile-funcs: devmem N insns/KiB: FUNC P%, ... (MTU U, CORE core)
   devmem-tx-profile-extra: devmem rust core over c core +N insns/KiB (MTU U): FUNC +n, ...; FUNC -n, ...
-  goal: rust core at most c on devmem-tx-profile (MTU U): met|NOT met (R)
+  devmem-tx-profile-core: devmem rust core N insns/KiB, c core M insns/KiB, ratio rust/c R (MTU U): FUNC r/c insns/call, ...
+  goal: rust core at most c on devmem-tx-profile-core (MTU U): met|NOT met (R)
 
 the extra line naming the functions that ran more instructions per KiB
 under the Rust core, most first, then those that ran fewer.
+
+The whole path is mostly TCP's, which both cores share and whose count
+varies between boots (acks, coalescing, window): the send and zerocopy
+modes, which never reach the core, differ between the two boots by as
+much as the devmem mode does. The core line counts the code that differs:
+the functions of OBJ, the core's object (net/core/devmem.o for C,
+net/core/devmem_rs/devmem_rs.o for Rust), from the devmem run's raw
+counts (hostcpu/tx.devmem.MTU.counts, .kallsyms, .run), with each
+function's instructions per call on each core (calls: the runs of its
+first block). The goal judges it; without OBJ for both cores there is
+no core line and the goal judges the whole path.
 """
 
+import bisect
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest"))
+import insns  # noqa: E402
 
 
 def parse(path):
@@ -123,8 +141,88 @@ def load_per(path):
     return per
 
 
+def object_functions(obj):
+    """The names of the functions an object file defines."""
+    nm = shutil.which("llvm-nm") or shutil.which("nm")
+    if not nm:
+        raise OSError("no llvm-nm or nm on PATH")
+    out = subprocess.run([nm, "--defined-only", obj], check=True, capture_output=True,
+                         text=True).stdout
+    return {p[2] for p in (line.split() for line in out.splitlines())
+            if len(p) >= 3 and p[1] in "tTwW"}
+
+
+def core_profile(hostcpu, run, funcs):
+    """{name: (insns per KiB, calls per KiB)} of the functions in funcs
+    (names of the core's object) in run ("devmem.MTU") of a boot.
+
+    A name may be in the kernel more than once (a static function, a
+    generic instantiated in several crates): the copies that are the
+    object's are the ones between the first and the last address of the
+    object's names that are in the kernel once, its text being linked in
+    one piece."""
+    base = os.path.join(hostcpu, "tx." + run)
+    syms = insns.load_syms(base + ".kallsyms")
+    seen = defaultdict(int)
+    for _, name in syms:
+        seen[name] += 1
+    anchors = [k for k, (_, name) in enumerate(syms) if name in funcs and seen[name] == 1]
+    if not anchors:
+        return {}
+    lo, hi = syms[anchors[0]][0], syms[min(anchors[-1] + 1, len(syms) - 1)][0]
+    if anchors[-1] + 1 >= len(syms):
+        hi = float("inf")
+    addrs = [a for a, _ in syms]
+    with open(base + ".run", encoding="utf-8") as f:
+        vcpu, nbytes = (int(x) for x in f.read().split())
+    kib = nbytes / 1024
+    out = defaultdict(lambda: [0, 0])
+    with open(base + ".counts", encoding="utf-8") as f:
+        for line in f:
+            p = line.split()
+            runs = int(p[2 + vcpu])
+            vaddr = int(p[0], 16)
+            if not runs or not lo <= vaddr < hi:
+                continue
+            k = bisect.bisect_right(addrs, vaddr) - 1
+            if k < 0 or syms[k][1] not in funcs:
+                continue
+            v = out[insns.demangle(syms[k][1])]
+            v[0] += int(p[1]) * runs
+            if vaddr == syms[k][0]:
+                v[1] += runs
+    return {name: (n / kib, calls / kib) for name, (n, calls) in out.items()}
+
+
+def core_line(mtu, prof):
+    """The devmem-tx-profile-core line and the ratio, from each core's
+    core_profile."""
+    tot = {core: sum(v[0] for v in p.values()) for core, p in prof.items()}
+    ratio = tot["rust"] / tot["c"] if tot["c"] > 0 else float("nan")
+
+    def per_call(v):
+        return f"{v[0] / v[1]:.1f}" if v and v[1] > 0 else "-"
+
+    names = sorted(set(prof["rust"]) | set(prof["c"]),
+                   key=lambda n: -(prof["rust"].get(n, (0, 0))[0] + prof["c"].get(n, (0, 0))[0]))
+    funcs = ", ".join(f"{n} {per_call(prof['rust'].get(n))}/{per_call(prof['c'].get(n))}"
+                      for n in names[:8])
+    return (f"devmem-tx-profile-core: devmem rust core {tot['rust']:.1f} insns/KiB, "
+            f"c core {tot['c']:.1f} insns/KiB, ratio rust/c {ratio:.2f} (MTU {mtu}): "
+            f"{funcs or '-'} rust/c insns/call"), ratio
+
+
 def profile_main(args):
-    dirs = {}
+    dirs, objs = {}, {}
+    args = list(args)
+    while "--object" in args:
+        k = args.index("--object")
+        core, _, obj = (args[k + 1] if k + 1 < len(args) else "").partition(":")
+        if core not in ("rust", "c") or not obj:
+            print("benchtx.py: --object CORE:OBJ", file=sys.stderr)
+            return 2
+        objs[core] = obj
+        del args[k:k + 2]
     for arg in args:
         core, _, path = arg.partition(":")
         if core not in ("rust", "c") or not path or core in dirs:
@@ -139,6 +237,13 @@ def profile_main(args):
         if not p:
             print(f"benchtx.py: no tx-profile lines in {dirs[core]}/bench-tx-profile.tap",
                   file=sys.stderr)
+            return 1
+    funcs = {}
+    if len(objs) == 2:
+        try:
+            funcs = {core: object_functions(obj) for core, obj in objs.items()}
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"benchtx.py: the core's functions: {e}", file=sys.stderr)
             return 1
     lines, goals = [], []
     for mtu in sorted({k[1] for p in prof.values() for k in p}):
@@ -169,8 +274,25 @@ def profile_main(args):
                 lines.append(f"devmem-tx-profile-extra: devmem rust core over c core "
                              f"{sum(diff.values()):+.0f} insns/KiB (MTU {mtu}): {part or '-'}; "
                              f"{part_less or '-'}")
-            goals.append(goal(f"rust core at most c on devmem-tx-profile (MTU {mtu})",
-                              [ratio], lambda x: x <= 1.0))
+            if not funcs:
+                goals.append(goal(f"rust core at most c on devmem-tx-profile (MTU {mtu})",
+                                  [ratio], lambda x: x <= 1.0))
+                continue
+            run = f"devmem.{mtu}"
+            try:
+                cp = {core: core_profile(os.path.join(d, "hostcpu"), run, funcs[core])
+                      for core, d in dirs.items()}
+            except OSError as e:
+                print(f"benchtx.py: the core's profile, MTU {mtu}: {e}", file=sys.stderr)
+                return 1
+            if not cp["rust"] or not cp["c"]:
+                print(f"benchtx.py: no instructions in the core's functions, MTU {mtu}",
+                      file=sys.stderr)
+                return 1
+            line, core_ratio = core_line(mtu, cp)
+            lines.append(line)
+            goals.append(goal(f"rust core at most c on devmem-tx-profile-core (MTU {mtu})",
+                              [core_ratio], lambda x: x <= 1.0))
     print("\n".join(lines + goals))
     return 0
 

@@ -100,6 +100,51 @@ class BenchTxProfile(unittest.TestCase):
                       '<Binding as Tx>::niov_at +130.0; net_devmem_get_niov_at -40.0', out)
         self.assertIn('goal: rust core at most c on devmem-tx-profile (MTU 9000): NOT met (1.10)', out)
 
+    def test_the_core_line_counts_the_core_s_functions_alone(self):
+        # The object's functions: 'get' (entered at its first block) and
+        # 'dup', a name the kernel has twice: the copy between the
+        # object's other functions is the object's.
+        def raw(d, get_insns):
+            hc = os.path.join(d, 'hostcpu')
+            with open(os.path.join(hc, 'tx.devmem.9000.kallsyms'), 'w', encoding='utf-8') as f:
+                f.write('ffffffff81000000 T tcp_sendmsg_locked\n'
+                        'ffffffff81001000 T get\n'
+                        'ffffffff81001100 t dup\n'
+                        'ffffffff81001200 T last\n'
+                        'ffffffff81002000 T after\n'
+                        'ffffffff81009000 t dup\n')
+            with open(os.path.join(hc, 'tx.devmem.9000.run'), 'w', encoding='utf-8') as f:
+                f.write('1 2048\n')
+            with open(os.path.join(hc, 'tx.devmem.9000.counts'), 'w', encoding='utf-8') as f:
+                # VADDR INSNS RUNS_VCPU0 RUNS_VCPU1: the sender is vCPU 1.
+                f.write(f'ffffffff81000000 50 0 10\n'
+                        f'ffffffff81001000 {get_insns} 0 4\n'
+                        f'ffffffff81001010 2 0 2\n'
+                        f'ffffffff81001100 3 7 2\n'
+                        f'ffffffff81001200 1 0 2\n'
+                        f'ffffffff81002000 9 0 2\n'
+                        f'ffffffff81009000 100 0 2\n')
+        c = profile_boot({'devmem': 800}, {'f': 1})
+        rust = profile_boot({'devmem': 800}, {'f': 1})
+        raw(c, 5)
+        raw(rust, 4)
+        real = benchtx.object_functions
+        benchtx.object_functions = lambda obj: {'get', 'dup', 'last'}
+        try:
+            rc, out = run(['--profile', 'c:' + c, 'rust:' + rust,
+                           '--object', 'c:devmem.o', '--object', 'rust:devmem_rs.o'])
+        finally:
+            benchtx.object_functions = real
+        self.assertEqual(rc, 0)
+        # Per KiB (2 KiB sent): c (5*4 + 2*2 + 3*2 + 1*2) / 2 = 16,
+        # rust (4*4 + 4 + 6 + 2) / 2 = 14; 'get' 6 and 5 instructions
+        # a call.
+        self.assertIn('devmem-tx-profile-core: devmem rust core 14.0 insns/KiB, c core 16.0 '
+                      'insns/KiB, ratio rust/c 0.88 (MTU 9000): get 5.0/6.0, dup 3.0/3.0, '
+                      'last 1.0/1.0 rust/c insns/call', out)
+        self.assertIn('goal: rust core at most c on devmem-tx-profile-core (MTU 9000): met (0.88)', out)
+        self.assertFalse([l for l in out if 'on devmem-tx-profile (' in l])
+
     def test_a_profile_needs_both_cores_and_their_lines(self):
         c = profile_boot({'devmem': 800}, {'f': 1})
         self.assertEqual(run(['--profile', 'c:' + c])[0], 2)

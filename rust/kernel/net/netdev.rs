@@ -63,6 +63,7 @@ impl Namespace {
     /// # Safety
     ///
     /// `ptr` points to a live namespace that stays alive for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::net) -> &'a Self {
         // SAFETY: `Self` is transparent over `struct net`; live per the
         // caller.
@@ -77,6 +78,7 @@ impl Namespace {
     }
 
     /// The C `struct net`.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::net {
         self.0.get()
     }
@@ -158,6 +160,7 @@ impl NetDevice {
     /// # Safety
     ///
     /// `ptr` points to a device that stays allocated for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
         // SAFETY: `Self` is transparent over `struct net_device`; alive per
         // the caller.
@@ -450,6 +453,7 @@ impl RxQueue {
     ///
     /// `ptr` points into the queue array of a device that stays alive for
     /// `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::netdev_rx_queue) -> &'a Self {
         // SAFETY: `Self` is transparent over the C struct; alive per the
         // caller.

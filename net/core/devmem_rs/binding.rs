@@ -80,7 +80,10 @@ use kernel::{
         },
     },
     new_mutex,
-    page::PAGE_SIZE,
+    page::{
+        PAGE_SHIFT,
+        PAGE_SIZE, //
+    },
     pr_warn_once,
     prelude::*,
     sync::{
@@ -119,6 +122,9 @@ pub enum BindError {
     Map(Error),
     /// A TX dma-buf whose size is not a multiple of `PAGE_SIZE`.
     TxSize,
+    /// A TX dma-buf whose mapping is larger than the dma-buf: C's
+    /// `tx_vec`, of the dma-buf's pages, would be written past its end.
+    TxMapping,
     /// The mapping does not carve into `net_iov`s.
     Carve(CarveError),
     /// Out of memory.
@@ -130,7 +136,7 @@ impl BindError {
     pub fn errno(&self) -> Error {
         match self {
             Self::Attach(e) | Self::Map(e) => *e,
-            Self::TxSize => EINVAL,
+            Self::TxSize | Self::TxMapping => EINVAL,
             Self::Carve(e) => (*e).into(),
             Self::NoMemory => ENOMEM,
         }
@@ -142,6 +148,8 @@ impl BindError {
             Self::Attach(_) => Some(c"Failed to bind dmabuf to device"),
             Self::Map(_) => Some(c"Failed to map dmabuf attachment"),
             Self::TxSize => Some(c"TX dma-buf size must be a multiple of PAGE_SIZE"),
+            // The C core has no check, nor message, for this.
+            Self::TxMapping => Some(c"TX dma-buf mapping is larger than the dma-buf"),
             // Formatted: see `CarveError`'s `Display`.
             Self::Carve(_) | Self::NoMemory => None,
         }
@@ -235,7 +243,9 @@ impl_has_work! {
 
 impl Binding {
     /// Binds `buf` for DMA by `dev` in direction `dir`, in `net_iov`s of
-    /// `1 << niov_shift` bytes (`PAGE_SHIFT` for TX).
+    /// `1 << niov_shift` bytes for RX; a TX binding's are pages, which the
+    /// send path looks up by page ([`Binding::tx_net_iov_at`]), whatever
+    /// `niov_shift` says.
     pub fn bind(
         buf: &DmaBuf,
         dev: &Device<kernel::device::Bound>,
@@ -246,9 +256,12 @@ impl Binding {
             .map_err(BindError::Attach)?
             .map(dev, dir)
             .map_err(BindError::Map)?;
-        if dir == DataDirection::ToDevice && buf.size() % PAGE_SIZE != 0 {
+        let tx = dir == DataDirection::ToDevice;
+        if tx && buf.size() % PAGE_SIZE != 0 {
             return Err(BindError::TxSize);
         }
+        // CAST: PAGE_SHIFT is small.
+        let niov_shift = if tx { PAGE_SHIFT as u32 } else { niov_shift };
         let segments = mapping
             .access(dev)
             .map_err(BindError::Map)?
@@ -257,8 +270,14 @@ impl Binding {
             // CAST: a segment length fits `usize`, it is a 32-bit field.
             .map(|sg| (sg.dma_address(), sg.dma_len() as usize));
         let layout = Layout::carve(segments, niov_shift, GFP_KERNEL).map_err(BindError::Carve)?;
-
+        // A TX send looks `net_iov`s up by offset in the dma-buf: with a
+        // mapping (the bytes carved, `Layout`'s invariant) no larger than
+        // the dma-buf, the ones it finds are those inside it
+        // ([`Binding::tx_net_iov_at`]).
         let count = layout.count();
+        if tx && layout.virtual_addr(count) > buf.size() {
+            return Err(BindError::TxMapping);
+        }
         // CAST: u32 to usize is lossless on Linux.
         let mut niovs = KVVec::with_capacity(count as usize, GFP_KERNEL)?;
         for _ in 0..count {
@@ -513,13 +532,23 @@ impl Binding {
         (idx < self.niov_count()).then_some(idx)
     }
 
-    /// The `net_iov` at dma-buf offset `virt`, for TX.
+    /// The `net_iov` at dma-buf offset `virt`.
     pub fn net_iov_at(&self, virt: usize) -> Option<&NetIov> {
         // `niovs` holds the layout's `net_iov`s in the order of their
         // offsets, each `1 << shift` bytes: the one at `virt` is number
-        // `virt >> shift`, if there is one. The send path's per-page lookup
-        // (`net_devmem_get_niov_at`): one shift and one bounds check.
+        // `virt >> shift`, if there is one.
         self.niovs.get(virt >> self.layout.shift())
+    }
+
+    /// The `net_iov` at dma-buf offset `virt` of a TX binding, whose
+    /// `net_iov`s are pages: `None` past the end of the dma-buf or of its
+    /// mapping. The send path's per-page lookup (`net_devmem_get_niov_at`),
+    /// one constant shift and one bounds check: the mapping of a TX
+    /// binding is no larger than the dma-buf ([`Binding::bind`]). In an RX
+    /// binding whose `net_iov`s are not pages, another of its `net_iov`s,
+    /// or `None`.
+    pub fn tx_net_iov_at(&self, virt: usize) -> Option<&NetIov> {
+        self.niovs.get(virt >> PAGE_SHIFT)
     }
 
     /// The dma-buf offset of a `net_iov` of this binding.
@@ -1029,6 +1058,43 @@ mod tests {
             Some(&b"TX dma-buf size must be a multiple of PAGE_SIZE"[..])
         );
         assert_eq!(test_exporter::live_maps(&buf), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn tx_mapping_must_fit_the_buffer() -> Result {
+        // Two pages whose mapping has three: a send could look up a page
+        // past the buffer's end. RX carves what is mapped.
+        // CAST: PAGE_SHIFT is small.
+        let shift = PAGE_SHIFT as u32;
+        let buf = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 3 * PAGE)])?;
+        let err =
+            with_device(|dev| Binding::bind(&buf, dev, DataDirection::ToDevice, shift).err())?;
+        let e = err.ok_or(EINVAL)?;
+        assert_eq!(e.errno(), EINVAL);
+        assert_eq!(
+            e.message().map(|m| m.to_bytes()),
+            Some(&b"TX dma-buf mapping is larger than the dma-buf"[..])
+        );
+        assert_eq!(test_exporter::live_maps(&buf), 0);
+        let ok = with_device(|dev| -> Result {
+            let b = Binding::bind(&buf, dev, DataDirection::FromDevice, shift)
+                .map_err(|e| e.errno())?;
+            assert_eq!(b.niov_count(), 3);
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&buf));
+        // A TX binding's `net_iov`s are pages, whatever shift it is given.
+        let fits = test_exporter::export(2 * PAGE_SIZE, &[(0x10_0000, 2 * PAGE)])?;
+        let ok = with_device(|dev| -> Result {
+            let b = Binding::bind(&fits, dev, DataDirection::ToDevice, shift + 1)
+                .map_err(|e| e.errno())?;
+            assert_eq!((b.niov_count(), b.niov_shift()), (2, shift));
+            Ok(())
+        })?;
+        ok?;
+        assert!(wait_unmapped(&fits));
         Ok(())
     }
 

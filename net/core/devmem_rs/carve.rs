@@ -95,7 +95,8 @@ impl From<CarveError> for Error {
 /// The chunks are in segment order, their `first` fields are consecutive
 /// (`chunks[k + 1].first == chunks[k].first + chunks[k].count`) starting at
 /// 0, and `count` is their total, at most
-/// [`super::freelist::MAX_ENTRIES`].
+/// [`super::freelist::MAX_ENTRIES`]. `count << shift` is the mapping's
+/// length, the sum of its segments', which fits a `usize`.
 pub struct Layout {
     chunks: KVec<Chunk>,
     count: u32,
@@ -143,7 +144,10 @@ impl Layout {
             virt = virt.checked_add(len).ok_or(CarveError::TooLarge)?;
         }
         // INVARIANT: chunks were pushed in order with `first` running from
-        // 0, and `count` is their total, bounded above.
+        // 0, and `count` is their total, bounded above. Each segment's
+        // length is a multiple of the `net_iov` size, so `n << niov_shift`
+        // is that length: `count << niov_shift` is `virt`, their sum,
+        // which `checked_add` kept within a `usize`.
         Ok(Self {
             chunks,
             count,

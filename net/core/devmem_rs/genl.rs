@@ -429,11 +429,9 @@ pub(crate) fn tx_niov_at(
     b: &Binding,
     virt: usize,
 ) -> Option<(&kernel::net::netmem::NetIov, usize)> {
-    if virt >= b.dma_buf().size() {
-        return None;
-    }
-    let off = virt % PAGE_SIZE;
-    b.net_iov_at(virt).map(|n| (n, off))
+    // Past the end of the mapping, which `Binding::bind` keeps within the
+    // dma-buf: at or past the dma-buf's end, where C's size check stops.
+    b.tx_net_iov_at(virt).map(|n| (n, virt % PAGE_SIZE))
 }
 
 #[kunit_tests(devmem_rs_genl)]

@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(fl.pop(), Some(0));
         assert_eq!(fl.pop(), Some(1));
         fl.push(0);
-        // A double free: refused, where it used to link 0 below itself.
+        // A double free: refused, not linked below itself.
         fl.push(0);
         fl.push(1);
         let got = drain(&fl)?;

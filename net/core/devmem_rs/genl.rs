@@ -5,7 +5,7 @@
 //!
 //! Every request the C core refuses is refused with its errno and extack
 //! message, after its checks in its order
-//! (`Documentation/networking/devmem_rs.rst` lists them, and the two
+//! (`Documentation/networking/devmem_rs.rst` lists them, and the three
 //! requests the C core takes that are refused here).
 //!
 //! # Lock order

@@ -26,7 +26,8 @@
 //! - `watchdog`: the link watchdog and the reset task;
 //! - `ring`: the descriptor rings; `hw`: the control-path procedures on
 //!   the registers of `regs`, a module per hardware unit; `model`: a
-//!   strict model of the device for KUnit.
+//!   strict model of the device for KUnit, and `model_tests`: the
+//!   suite `igb_rs_hw_model` that runs `hw` against it.
 
 mod ethtool;
 mod hash;

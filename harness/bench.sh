@@ -25,11 +25,12 @@
 #   devmem-rx-jumbo-zcrx: zcrx <ns/KiB> ..., as devmem-rx-zcrx
 #   (the three jumbo lines again for 4 flows)
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
+#   driver-rx: offered <Mbit/s>, received rust <Mbit/s>, c <Mbit/s>
 #   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%); other QEMU threads: ...
-#   (the two driver-rx lines again for 4 flows, "(4 flows)")
+#   (the three driver-rx lines again for 4 flows, "(4 flows)")
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (<N> threads)
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (1 thread)
-#   devmem-tx-cpu: <mode> rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>; sink busy rust <p>%, c <q>% (MTU <m>, <n> flows)
+#   devmem-tx-cpu: <mode> rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>; sink busy rust <p>%, c <q>%; sent rust <Mbit/s>, c <Mbit/s> (MTU <m>, <n> flows)
 #   devmem-tx-cpu-modes: rust core devmem/send <r>, devmem/zerocopy <r> (MTU <m>, <n> flows)
 #   goal: <what> (<where>): met|NOT met (<each round's figure>)
 #
@@ -175,7 +176,7 @@ rx=$(grep -E '^((devmem|driver)-rx(-[a-z]+)*|goal): ' "$res/bench-rx.tap" || tru
 for l in devmem-rx-cpu devmem-rx-jumbo driver-rx-cpu; do
 	grep -q "^$l: " <<<"$rx" || die "bench-rx printed no $l line; see $res/bench-rx.tap"
 done
-if grep -E '^(devmem-rx-cpu|devmem-rx-jumbo|driver-rx-cpu): .*n/a' <<<"$rx" >&2; then
+if grep -E '^(devmem-rx-cpu|devmem-rx-jumbo|driver-rx-cpu): .* n/a ns/KiB' <<<"$rx" >&2; then
 	die "the host's readings of the vCPU threads are missing (harness/hostcpu.sh); see $res/bench-rx.tap and $res/hostcpu"
 fi
 prof=

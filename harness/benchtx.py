@@ -14,7 +14,7 @@ every figure the median over the rounds of every boot with the lowest
 and highest in brackets:
 
   devmem-tx-send: rust M [lo-hi] calls/s, c M [lo-hi] calls/s, ratio rust/c R [lo-hi] (N threads)
-  devmem-tx-cpu: MODE rust M [lo-hi] ns/KiB, c M [lo-hi] ns/KiB, ratio rust/c R [lo-hi]; sink busy rust P%, c Q% (MTU U, N flows)
+  devmem-tx-cpu: MODE rust M [lo-hi] ns/KiB, c M [lo-hi] ns/KiB, ratio rust/c R [lo-hi]; sink busy rust P%, c Q%; sent rust X [lo-hi] Mbit/s, c Y [lo-hi] Mbit/s (MTU U, N flows)
   devmem-tx-cpu-modes: rust core devmem/send R [lo-hi], devmem/zerocopy R [lo-hi] (MTU U, N flows)
 
 and the goals, each met only when every round (every pair's round, for
@@ -59,6 +59,7 @@ no core line and the goal judges the whole path.
 """
 
 import bisect
+import math
 import os
 import shutil
 import statistics
@@ -71,7 +72,11 @@ import insns  # noqa: E402
 
 
 def parse(path):
-    """{("calls", threads): [rate, ...], ("cpu", mode, mtu, flows): [(ns, busy), ...]}"""
+    """{("calls", threads): [rate, ...], ("cpu", mode, mtu, flows): [(ns, busy, mbps), ...]}
+
+    A cpu round without a figure (n/a: no host reading, or the run fell
+    short of the offered load) keeps its place, as NaN, so that round j
+    of one boot still meets round j of the other."""
     rounds = defaultdict(list)
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -80,31 +85,34 @@ def parse(path):
                 continue
             if w[1] == "calls" and len(w) == 4:
                 rounds[("calls", int(w[2]))].append(float(w[3]))
-            elif w[1] == "cpu" and len(w) == 8 and w[5] != "n/a":
-                busy = float(w[6]) if w[6] != "n/a" else float("nan")
-                rounds[("cpu", w[2], int(w[3]), int(w[4]))].append((float(w[5]), busy))
+            elif w[1] == "cpu" and len(w) == 8:
+                ns, busy, mbps = (float(x) if x != "n/a" else float("nan") for x in w[5:8])
+                rounds[("cpu", w[2], int(w[3]), int(w[4]))].append((ns, busy, mbps))
     return rounds
 
 
 def fmt(v, ratio=False):
+    if math.isnan(v):
+        return "n/a"
     return f"{v:.2f}" if ratio else f"{v:.0f}"
 
 
 def spread(vals, ratio=False):
-    """M [lo-hi] over vals, n/a without any."""
+    """M [lo-hi] over vals (NaN left out), n/a without any."""
+    vals = [v for v in vals if not math.isnan(v)]
     if not vals:
         return "n/a"
     return f"{fmt(statistics.median(vals), ratio)} [{fmt(min(vals), ratio)}-{fmt(max(vals), ratio)}]"
 
 
 def pair_ratios(rust_boots, c_boots, key, value):
-    """Round by round within each pair of boots: value(rust) / value(c)."""
+    """Round by round within each pair of boots: value(rust) / value(c),
+    NaN for a round that lacks either (which no goal accepts)."""
     out = []
     for r, c in zip(rust_boots, c_boots):
         for a, b in zip(r.get(key, []), c.get(key, [])):
             a, b = value(a), value(b)
-            if a > 0 and b > 0:
-                out.append(a / b)
+            out.append(a / b if a > 0 and b > 0 else float("nan"))
     return out
 
 
@@ -341,12 +349,15 @@ def main(argv):
             if key not in cpu:
                 continue
             ratios = pair_ratios(boots["rust"], boots["c"], key, lambda v: v[0])
-            busy = {core: statistics.median(all_of(core, key, lambda v: v[1]) or [float("nan")])
+            busy = {core: statistics.median([b for b in all_of(core, key, lambda v: v[1])
+                                             if not math.isnan(b)] or [float("nan")])
                     for core in boots}
+            sent = {core: spread(all_of(core, key, lambda v: v[2])) for core in boots}
             lines.append(f"devmem-tx-cpu: {mode} rust {spread(all_of('rust', key, lambda v: v[0]))} ns/KiB, "
                          f"c {spread(all_of('c', key, lambda v: v[0]))} ns/KiB, "
                          f"ratio rust/c {spread(ratios, True)}; "
-                         f"sink busy rust {busy['rust']:.0f}%, c {busy['c']:.0f}% ({where})")
+                         f"sink busy rust {busy['rust']:.0f}%, c {busy['c']:.0f}%; "
+                         f"sent rust {sent['rust']} Mbit/s, c {sent['c']} Mbit/s ({where})")
             if mode == "devmem":
                 goals.append(goal(f"rust core at most c on devmem-tx-cpu ({where})",
                                   ratios, lambda r: r <= 1.0))
@@ -358,8 +369,8 @@ def main(argv):
             for b in boots["rust"]:
                 for d, o in zip(b.get(("cpu", "devmem", mtu, flows), []),
                                 b.get(("cpu", other, mtu, flows), [])):
-                    if d[0] > 0 and o[0] > 0:
-                        ratios.append(d[0] / o[0])
+                    ok = d[0] > 0 and o[0] > 0
+                    ratios.append(d[0] / o[0] if ok else float("nan"))
             parts.append(f"devmem/{other} {spread(ratios, True)}")
             if other == "send" and mtu == 9000:
                 goals.append(goal(f"devmem at most send on devmem-tx-cpu, rust core ({where})",

@@ -10,7 +10,7 @@
  *   send      plain sendmsg() from host memory, copied into the socket
  *
  *   devmem_send -a ADDR6 -p PORT [-m MODE] [-d DMABUF_ID] -t THREADS
- *               -s SECONDS -l LEN -z SIZE
+ *               -s SECONDS -l LEN -z SIZE [-r MBITS]
  *
  * A devmem send is a MSG_ZEROCOPY sendmsg() with an SCM_DEVMEM_DMABUF
  * cmsg carrying the binding id, whose iovec's iov_base is an offset into
@@ -22,6 +22,11 @@
  * sender's. Zero-copy completions are reaped from the error queue every
  * REAP_EVERY sends and whenever a send waits; ENOBUFS (the completions
  * filled optmem) drains them and retries.
+ *
+ * With -r, the threads together send at most MBITS Mbit/s: each socket's
+ * SO_MAX_PACING_RATE is its share, which TCP paces to itself. Every mode
+ * and every kernel is then measured at the same load, whatever pace the
+ * peer and the host would set.
  *
  * Prints "sends N bytes N secs S threads N" on stdout, and the time spent
  * waiting and the threads' CPU time as "# " lines on stderr. Exits 0 when
@@ -79,6 +84,8 @@ static struct sockaddr_in6 peer;
 static enum mode mode = MODE_DEVMEM;
 static unsigned int dmabuf_id;
 static size_t len, dmabuf_size;
+/* SO_MAX_PACING_RATE of each socket, bytes a second; 0: none. */
+static unsigned long long pace;
 /* The host memory the zerocopy and send modes send from. */
 static char *hostbuf;
 static pthread_barrier_t start;
@@ -226,6 +233,9 @@ static void *worker_main(void *arg)
 	else if (mode != MODE_SEND &&
 		 setsockopt(w->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)))
 		fail(w, "setsockopt(SO_ZEROCOPY)", errno);
+	else if (pace && setsockopt(w->fd, SOL_SOCKET, SO_MAX_PACING_RATE,
+				    &pace, sizeof(pace)))
+		fail(w, "setsockopt(SO_MAX_PACING_RATE)", errno);
 	else if (connect(w->fd, (struct sockaddr *)&peer, sizeof(peer)))
 		fail(w, "connect", errno);
 	/* Every thread connected (or failed to) before the clock starts. */
@@ -241,7 +251,7 @@ static void *worker_main(void *arg)
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s -a ADDR6 -p PORT [-m devmem|zerocopy|send] [-d DMABUF_ID] -t THREADS -s SECONDS -l LEN -z SIZE\n",
+		"usage: %s -a ADDR6 -p PORT [-m devmem|zerocopy|send] [-d DMABUF_ID] -t THREADS -s SECONDS -l LEN -z SIZE [-r MBITS]\n",
 		prog);
 	exit(2);
 }
@@ -249,13 +259,13 @@ static void print_usage(const char *prog)
 int main(int argc, char **argv)
 {
 	unsigned long long sends = 0, bytes = 0, waits = 0, enobufs = 0;
-	unsigned long long wait_ns = 0, cpu_ns = 0, t0, t1;
+	unsigned long long wait_ns = 0, cpu_ns = 0, t0, t1, mbits = 0;
 	int threads = 0, secs = 0, port = 0, opt, i, bad = 0;
 	const char *addr = NULL;
 	struct worker *w;
 	double elapsed;
 
-	while ((opt = getopt(argc, argv, "a:p:m:d:t:s:l:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:m:d:t:s:l:z:r:")) != -1) {
 		switch (opt) {
 		case 'a':
 			addr = optarg;
@@ -288,6 +298,11 @@ int main(int argc, char **argv)
 		case 'z':
 			dmabuf_size = strtoul(optarg, NULL, 0);
 			break;
+		case 'r':
+			mbits = strtoull(optarg, NULL, 0);
+			if (!mbits)
+				print_usage(argv[0]);
+			break;
 		default:
 			print_usage(argv[0]);
 		}
@@ -296,6 +311,7 @@ int main(int argc, char **argv)
 	    (mode == MODE_DEVMEM && !dmabuf_id) || threads <= 0 || secs <= 0 ||
 	    !len || len > dmabuf_size)
 		print_usage(argv[0]);
+	pace = mbits * 1000000 / 8 / threads;
 	if (mode != MODE_DEVMEM) {
 		/* Populated: no page faults while the clock runs. */
 		hostbuf = mmap(NULL, dmabuf_size, PROT_READ | PROT_WRITE,

@@ -7,7 +7,12 @@
  * that a read()/write() sender (socat) pays for every byte, so that the
  * receiver, not the sender, is what the benchmark measures.
  *
- *   tcp_sendfile -a ADDR6 -p PORT -n FLOWS -b BYTES
+ *   tcp_sendfile -a ADDR6 -p PORT -n FLOWS -b BYTES [-r MBITS]
+ *
+ * With -r, the flows together send at most MBITS Mbit/s: each socket's
+ * SO_MAX_PACING_RATE is its share, which TCP paces to itself (no qdisc
+ * needed). A receiver compared at a fixed offered load then sees the same
+ * arrivals whatever else the machine does.
  *
  * The bytes of every flow follow the pattern devmem_rx_bench -v checks:
  * the byte at stream offset i is i % 251. The memfd holds 4096 periods of
@@ -73,13 +78,15 @@ static int pattern_file(void)
 
 static void print_usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s -a ADDR6 -p PORT -n FLOWS -b BYTES\n", prog);
+	fprintf(stderr, "usage: %s -a ADDR6 -p PORT -n FLOWS -b BYTES [-r MBITS]\n",
+		prog);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long long left[MAX_FLOWS], bytes, total = 0, t0, t1;
+	unsigned long long left[MAX_FLOWS], bytes, total = 0, t0, t1, mbits = 0;
+	unsigned long long pace;
 	int flows = 0, port = 0, open_flows, file, opt, i, n;
 	struct pollfd pfd[MAX_FLOWS];
 	struct sockaddr_in6 peer = {};
@@ -90,7 +97,7 @@ int main(int argc, char **argv)
 	ssize_t ret;
 
 	bytes = 0;
-	while ((opt = getopt(argc, argv, "a:p:n:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:n:b:r:")) != -1) {
 		switch (opt) {
 		case 'a':
 			addr = optarg;
@@ -103,6 +110,11 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			bytes = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			mbits = strtoull(optarg, NULL, 0);
+			if (!mbits)
+				print_usage(argv[0]);
 			break;
 		default:
 			print_usage(argv[0]);
@@ -118,11 +130,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	file = pattern_file();
+	/* Bytes per second, per flow. */
+	pace = mbits * 1000000 / 8 / flows;
 
 	for (i = 0; i < flows; i++) {
 		pfd[i].fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		if (pfd[i].fd < 0)
 			die("socket");
+		if (pace && setsockopt(pfd[i].fd, SOL_SOCKET, SO_MAX_PACING_RATE,
+				       &pace, sizeof(pace)))
+			die("SO_MAX_PACING_RATE");
 		if (connect(pfd[i].fd, (struct sockaddr *)&peer, sizeof(peer)) &&
 		    errno != EINPROGRESS)
 			die("connect");

@@ -25,7 +25,7 @@
 #   devmem-rx-jumbo-zcrx: zcrx <ns/KiB> ..., as devmem-rx-zcrx
 #   (the three jumbo lines again for 4 flows)
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
-#   driver-rx: offered <Mbit/s>, received rust <Mbit/s>, c <Mbit/s>
+#   driver-rx: offered <Mbit/s>, received rust <Mbit/s>, c <Mbit/s>; interrupts rust <n>, c <n> a MiB
 #   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%); other QEMU threads: ...
 #   (the three driver-rx lines again for 4 flows, "(4 flows)")
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (<N> threads)

@@ -91,7 +91,7 @@
 # drivers (rust: igb_rs, c: the C igb):
 #
 #   driver-rx-cpu: rust A ns/KiB, c B ns/KiB, ratio rust/c R
-#   driver-rx: offered O Mbit/s, received rust X Mbit/s, c Y Mbit/s
+#   driver-rx: offered O Mbit/s, received rust X Mbit/s, c Y Mbit/s; interrupts rust I, c J a MiB
 #   driver-rx-peer: rust A ns/KiB (busy P%), c B ns/KiB (busy Q%); other QEMU threads: ...
 #   goal: igb_rs/igb at most 1.0 (MTU 1500, N flow(s)): ...
 #
@@ -240,6 +240,26 @@ irqs_of() { # pci-dir
 		END { for (c = 1; c <= ncpu; c++) printf "%s%d", (c > 1 ? " " : ""), s[c] }' /proc/interrupts
 }
 
+# The interrupts of PCI device $1 so far, vector by vector: a line
+# "NAME N" for each (N summed over the CPUs; NAME the handler's, as
+# /proc/interrupts has it: "enp0s10-rx-0", "igb_rs-rxtx-1", ...).
+vectors_of() { # pci-dir
+	local irqs
+	irqs=$(ls "$1/msi_irqs" 2>/dev/null)
+	awk -v list="$irqs" '
+		BEGIN { n = split(list, l); for (i = 1; i <= n; i++) want[l[i] ":"] = 1 }
+		NR == 1 { ncpu = NF; next }
+		$1 in want { t = 0; for (c = 1; c <= ncpu; c++) t += $(c + 1); print $NF, t }' /proc/interrupts
+}
+
+# "NAME +d, ..." for each vector that took interrupts between two
+# vectors_of readings.
+vector_delta() { # before after
+	awk 'FILENAME == ARGV[1] { a[$1] = $2; next }
+		$2 > a[$1] { printf "%s%s +%d", (n++ ? ", " : ""), $1, $2 - a[$1] }' \
+		<(echo "$1") <(echo "$2")
+}
+
 # "cpuN +d" for each CPU between two irqs_of readings.
 irq_delta() { # before after
 	awk -v a="$1" -v b="$2" 'BEGIN {
@@ -339,7 +359,8 @@ teardown() {
 # with extra arguments after them. Sets RES[key] to the receiver's result
 # line's values, and RX_NS, TX_NS (the two CPUs' busy time), WIN_US (the
 # span they were measured over), DUT_DELTA (the 82576's interrupts on
-# each CPU, "n0 n1 ..."), IRQS (both devices' interrupts, to log) and
+# each CPU, "n0 n1 ..."), DUT_IRQS (their sum), IRQS (both devices'
+# interrupts, the 82576's vector by vector too, to log) and
 # SENT (the sender's line) and HOST (the host's reading, host_mark);
 # returns non-zero when anything failed. The receiver's stdout is a FIFO:
 # its first line says it listens, its last one comes at its last EOF,
@@ -348,11 +369,12 @@ teardown() {
 # close before it unbinds, so that the host's reading at the end does not
 # include the unbinding.
 declare -A RES=()
+DUT_IRQS=0
 run() { # mode flows bytes [args...]
 	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src infd key
 	local prog=$BENCH
 	local -a b0 b1
-	local irq0 irq1 pirq0 pirq1 t0 t1 wpid
+	local irq0 irq1 pirq0 pirq1 vec0 vec1 t0 t1 wpid
 	shift 3
 	RES=()
 	[[ $mode == zcrx* ]] && prog=$ZCRX
@@ -382,6 +404,7 @@ run() { # mode flows bytes [args...]
 	RUN_KEY=$key
 	host_mark begin "$key"
 	irq0=$(irqs_of "$DUT_PCI")
+	vec0=$(vectors_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")
 	read_idle
 	t0=$EPOCHREALTIME
@@ -402,6 +425,7 @@ run() { # mode flows bytes [args...]
 	read_idle
 	b1=("${IDLE[@]}")
 	irq1=$(irqs_of "$DUT_PCI")
+	vec1=$(vectors_of "$DUT_PCI")
 	pirq1=$(irqs_of "$PEER_PCI")
 	wait "$spid"
 	src=$?
@@ -425,7 +449,8 @@ run() { # mode flows bytes [args...]
 		n = split(a, x); split(b, y)
 		for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? " " : ""), y[c] - x[c]
 	}')
-	IRQS="82576 $(irq_delta "$irq0" "$irq1"); peer $(irq_delta "$pirq0" "$pirq1")"
+	DUT_IRQS=$(awk '{ for (i = 1; i <= NF; i++) s += $i } END { print s + 0 }' <<<"$DUT_DELTA")
+	IRQS="82576 $(irq_delta "$irq0" "$irq1") ($(vector_delta "$vec0" "$vec1")); peer $(irq_delta "$pirq0" "$pirq1")"
 	if [ "$rc" != 0 ] || [ "$src" != 0 ] || [ "${RES[bytes]:-0}" != $((per * n)) ] ||
 		[ "${RES[wall_ns]:-0}" = 0 ]; then
 		log "$mode, $n flow(s): failed (receiver $rc, sender $src); it said: ${line:-nothing}"
@@ -532,6 +557,7 @@ timed() { # mode flows round [label]
 	add "$n $what peer" "$tx_per"
 	add "$n $what busy" "$txb"
 	add "$n $what mbps" "$mbps"
+	add "$n $what irqs" $((DUT_IRQS * 1048576 / bytes))
 	ROUND["$n $what cpu"]=$per
 	ROUND["$n $what mbps"]=$mbps
 }
@@ -827,7 +853,7 @@ drivers_pass() {
 		sfx=
 		[ "$n" = 1 ] || sfx=" ($n flows)"
 		echo "driver-rx-cpu: rust $(sp "$RUST_DRV host") ns/KiB, c $(sp "$C_DRV host") ns/KiB, ratio rust/c $(spr "rust/c host")$sfx"
-		echo "driver-rx: offered $DRIVER_MBPS Mbit/s, received rust $(sp "$RUST_DRV mbps") Mbit/s, c $(sp "$C_DRV mbps") Mbit/s$sfx"
+		echo "driver-rx: offered $DRIVER_MBPS Mbit/s, received rust $(sp "$RUST_DRV mbps") Mbit/s, c $(sp "$C_DRV mbps") Mbit/s; interrupts rust $(sp "$RUST_DRV irqs"), c $(sp "$C_DRV irqs") a MiB$sfx"
 		echo "driver-rx-peer: rust $(sp "$RUST_DRV host peer") ns/KiB (busy $(med "$RUST_DRV host busy")%), c $(sp "$C_DRV host peer") ns/KiB (busy $(med "$C_DRV host busy")%); other QEMU threads: rust $(sp "$RUST_DRV host other"), c $(sp "$C_DRV host other") ns/KiB$sfx"
 		if [ -n "${BENCH_VERBOSE:-}" ]; then
 			echo "driver-rx-cpu-guest: rust $(sp "$RUST_DRV cpu") ns/KiB, c $(sp "$C_DRV cpu") ns/KiB, ratio rust/c $(spr rust/c) (the guest's busy time, which under TCG counts the vCPU's waits for a host CPU)$sfx"

@@ -228,43 +228,47 @@ read_idle() {
 	done </proc/stat
 }
 
-# The interrupts of PCI device $1 (a sysfs directory) so far, summed over
-# its vectors, one count per CPU ("n0 n1 ...").
+# The interrupts of PCI device $1 (a sysfs directory) so far: a line
+# "NAME n0 n1 ..." for each of its vectors, NAME the handler's as
+# /proc/interrupts has it ("enp0s10-rx-0", "igb_rs-rxtx-1", ...), nC the
+# count on CPU C.
 irqs_of() { # pci-dir
 	local irqs
 	irqs=$(ls "$1/msi_irqs" 2>/dev/null)
 	awk -v list="$irqs" '
 		BEGIN { n = split(list, l); for (i = 1; i <= n; i++) want[l[i] ":"] = 1 }
 		NR == 1 { ncpu = NF; next }
-		$1 in want { for (c = 1; c <= ncpu; c++) s[c] += $(c + 1) }
-		END { for (c = 1; c <= ncpu; c++) printf "%s%d", (c > 1 ? " " : ""), s[c] }' /proc/interrupts
+		$1 in want {
+			printf "%s", $NF
+			for (c = 1; c <= ncpu; c++) printf " %d", $(c + 1)
+			print ""
+		}' /proc/interrupts
 }
 
-# The interrupts of PCI device $1 so far, vector by vector: a line
-# "NAME N" for each (N summed over the CPUs; NAME the handler's, as
-# /proc/interrupts has it: "enp0s10-rx-0", "igb_rs-rxtx-1", ...).
-vectors_of() { # pci-dir
-	local irqs
-	irqs=$(ls "$1/msi_irqs" 2>/dev/null)
-	awk -v list="$irqs" '
-		BEGIN { n = split(list, l); for (i = 1; i <= n; i++) want[l[i] ":"] = 1 }
-		NR == 1 { ncpu = NF; next }
-		$1 in want { t = 0; for (c = 1; c <= ncpu; c++) t += $(c + 1); print $NF, t }' /proc/interrupts
-}
-
-# "NAME +d, ..." for each vector that took interrupts between two
-# vectors_of readings.
-vector_delta() { # before after
-	awk 'FILENAME == ARGV[1] { a[$1] = $2; next }
-		$2 > a[$1] { printf "%s%s +%d", (n++ ? ", " : ""), $1, $2 - a[$1] }' \
+# Between two irqs_of readings, the interrupts on each CPU, all vectors
+# together: "d0 d1 ...".
+cpu_delta() { # before after
+	awk 'FILENAME == ARGV[1] { for (c = 2; c <= NF; c++) d[c - 1] -= $c }
+		FILENAME != ARGV[1] { for (c = 2; c <= NF; c++) d[c - 1] += $c }
+		NF - 1 > n { n = NF - 1 }
+		END { for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? " " : ""), d[c] }' \
 		<(echo "$1") <(echo "$2")
 }
 
-# "cpuN +d" for each CPU between two irqs_of readings.
-irq_delta() { # before after
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		n = split(a, x); split(b, y)
-		for (c = 1; c <= n; c++) printf "%scpu%d +%d", (c > 1 ? ", " : ""), c - 1, y[c] - x[c]
+# Between two irqs_of readings, "NAME +d, ..." for each vector that took
+# interrupts, all CPUs together.
+vector_delta() { # before after
+	awk 'function total(   c, t) { for (c = 2; c <= NF; c++) t += $c; return t }
+		FILENAME == ARGV[1] { a[$1] = total(); next }
+		total() > a[$1] { printf "%s%s +%d", (n++ ? ", " : ""), $1, total() - a[$1] }' \
+		<(echo "$1") <(echo "$2")
+}
+
+# "cpuN +d, ..." for a cpu_delta.
+cpu_list() { # delta
+	awk -v d="$1" 'BEGIN {
+		n = split(d, x)
+		for (c = 1; c <= n; c++) printf "%scpu%d +%d", (c > 1 ? ", " : ""), c - 1, x[c]
 	}'
 }
 
@@ -374,7 +378,7 @@ run() { # mode flows bytes [args...]
 	local mode=$1 n=$2 per=$(($3 / $2)) dir line kv rxfd rxpid spid rc src infd key
 	local prog=$BENCH
 	local -a b0 b1
-	local irq0 irq1 pirq0 pirq1 vec0 vec1 t0 t1 wpid
+	local irq0 irq1 pirq0 pirq1 t0 t1 wpid
 	shift 3
 	RES=()
 	[[ $mode == zcrx* ]] && prog=$ZCRX
@@ -404,7 +408,6 @@ run() { # mode flows bytes [args...]
 	RUN_KEY=$key
 	host_mark begin "$key"
 	irq0=$(irqs_of "$DUT_PCI")
-	vec0=$(vectors_of "$DUT_PCI")
 	pirq0=$(irqs_of "$PEER_PCI")
 	read_idle
 	t0=$EPOCHREALTIME
@@ -425,7 +428,6 @@ run() { # mode flows bytes [args...]
 	read_idle
 	b1=("${IDLE[@]}")
 	irq1=$(irqs_of "$DUT_PCI")
-	vec1=$(vectors_of "$DUT_PCI")
 	pirq1=$(irqs_of "$PEER_PCI")
 	wait "$spid"
 	src=$?
@@ -445,12 +447,9 @@ run() { # mode flows bytes [args...]
 	TX_NS=$((WIN_US * 1000 - (b1[TX_CPU] - b0[TX_CPU])))
 	((RX_NS < 0)) && RX_NS=0
 	((TX_NS < 0)) && TX_NS=0
-	DUT_DELTA=$(awk -v a="$irq0" -v b="$irq1" 'BEGIN {
-		n = split(a, x); split(b, y)
-		for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? " " : ""), y[c] - x[c]
-	}')
+	DUT_DELTA=$(cpu_delta "$irq0" "$irq1")
 	DUT_IRQS=$(awk '{ for (i = 1; i <= NF; i++) s += $i } END { print s + 0 }' <<<"$DUT_DELTA")
-	IRQS="82576 $(irq_delta "$irq0" "$irq1") ($(vector_delta "$vec0" "$vec1")); peer $(irq_delta "$pirq0" "$pirq1")"
+	IRQS="82576 $(cpu_list "$DUT_DELTA") ($(vector_delta "$irq0" "$irq1")); peer $(cpu_list "$(cpu_delta "$pirq0" "$pirq1")")"
 	if [ "$rc" != 0 ] || [ "$src" != 0 ] || [ "${RES[bytes]:-0}" != $((per * n)) ] ||
 		[ "${RES[wall_ns]:-0}" = 0 ]; then
 		log "$mode, $n flow(s): failed (receiver $rc, sender $src); it said: ${line:-nothing}"

@@ -8,11 +8,15 @@ the error's extack) and through ethtool's ioctl, and checks what the
 device does with them: the peer in ns-remote sends UDP datagrams from 32
 source ports, and the per-queue counters (netdev qstats) show which
 receive queues they reached. Also checks that a flow steering rule and
-non-default hash fields exclude each other, and that the channel count
-cannot drop below a queue the indirection table uses.
+non-default hash fields exclude each other, that the channel count
+cannot drop below a queue the indirection table uses, and that each
+frame records the receive queue it came in on: a socket's packets leave
+by the transmit queue XPS maps to that receive queue (xps_rxqs).
 
   rss_fields.py                          run the checks
   rss_fields.py send DST PORT N          send N datagrams (in ns-remote)
+  rss_fields.py tcp DST PORT N BYTES     send BYTES on each of N
+                                         connections, one after the other
 """
 
 import errno
@@ -20,6 +24,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 KSRC = os.environ.get('KSRC', '')
@@ -32,6 +37,8 @@ ADDRS = {'ip-src', 'ip-dst'}
 ADDRS_PORTS = ADDRS | {'l4-b-0-1', 'l4-b-2-3'}
 UDP_PORT = 9
 DATAGRAMS = 32
+TCP_PORT = 5201
+FLOWS = 8
 
 
 def send(dst, port, count):
@@ -41,6 +48,29 @@ def send(dst, port, count):
         s.sendto(b'rss-fields', (dst, port))
         s.close()
         time.sleep(0.01)
+
+
+def tcp_send(dst, port, flows, nbytes):
+    """Sends `nbytes` on each of `flows` connections to dst:port, each
+    connection with a port and hash of its own, waiting for the peer to
+    close each."""
+    for _ in range(flows):
+        with socket.create_connection((dst, port), timeout=30) as c:
+            c.sendall(bytes(nbytes))
+            c.shutdown(socket.SHUT_WR)
+            while c.recv(4096):
+                pass
+
+
+def tcp_sink(lsock, flows):
+    """Accepts `flows` connections on `lsock` in turn and reads each to
+    its end."""
+    for _ in range(flows):
+        c, _ = lsock.accept()
+        with c:
+            c.settimeout(30)
+            while c.recv(65536):
+                pass
 
 
 def ethtool(*args):
@@ -80,11 +110,15 @@ class Rig:
             return e
         return None
 
-    def rx_packets(self):
+    def packets(self, kind):
+        """Per queue of `kind` ('rx' or 'tx'), its packets so far."""
         stats = self.nd.dump('qstats-get', {'ifindex': self.ifindex,
                                             'scope': 'queue'})
-        return {s['queue-id']: s.get('rx-packets', 0) for s in stats
-                if s['queue-type'] == 'rx'}
+        return {s['queue-id']: s.get(f'{kind}-packets', 0) for s in stats
+                if s['queue-type'] == kind}
+
+    def rx_packets(self):
+        return self.packets('rx')
 
     def udp_spread(self):
         """Per receive queue, how many more frames arrived while the peer
@@ -106,14 +140,76 @@ def expect_err(e, code, msg):
     return e.nl_msg.error == -code and msg in str(e.nl_msg.extack.get('msg', ''))
 
 
+def xps_rxqs(netif, maps):
+    """Sets each transmit queue's xps_rxqs, a hex mask of receive queues;
+    returns the error of the first that fails, if one does."""
+    for q, mask in maps.items():
+        try:
+            with open(f'/sys/class/net/{netif}/queues/tx-{q}/xps_rxqs', 'w',
+                      encoding='ascii') as f:
+                f.write(f'{mask:x}')
+        except OSError as e:
+            return e
+    return None
+
+
+def rx_queue_xps(r):
+    """TCP flows steered to receive queue 1, with XPS crossing the queues
+    (transmit queue 0 for the sockets of receive queue 1, and 1 for 0):
+    the receiver's ACKs leave by transmit queue 0 only if each frame
+    records its receive queue (skb_record_rx_queue), which the socket
+    learns. Without it, each of the FLOWS connections' ACKs leave by the
+    queue its hash picks: all on queue 0 by chance once in 2^FLOWS."""
+    desc = (f'{FLOWS} TCP flows on receive queue 1, xps_rxqs crossed: '
+            'their ACKs leave by transmit queue 0')
+    rule = ethtool('-N', r.netif, 'flow-type', 'tcp4', 'dst-port',
+                   str(TCP_PORT), 'action', '1', 'loc', '0')
+    if rule.returncode != 0:
+        r.check(desc, False, f'ethtool -N: {rule.stderr}')
+        return
+    try:
+        err = xps_rxqs(r.netif, {0: 0b10, 1: 0b01})
+        if err:
+            r.check(desc, False, f'xps_rxqs: {err}')
+            return
+        with socket.create_server((os.environ['LOCAL_V4'], TCP_PORT)) as lsock:
+            lsock.settimeout(60)
+            before = r.packets('tx'), r.rx_packets()
+            t = threading.Thread(target=tcp_sink, args=(lsock, FLOWS),
+                                 daemon=True)
+            t.start()
+            sent = subprocess.run(['ip', 'netns', 'exec', 'ns-remote',
+                                   sys.executable, os.path.abspath(__file__),
+                                   'tcp', os.environ['LOCAL_V4'],
+                                   str(TCP_PORT), str(FLOWS),
+                                   str(1024 * 1024)],
+                                  capture_output=True, text=True, check=False)
+            t.join(60)
+            time.sleep(0.5)
+            after = r.packets('tx'), r.rx_packets()
+    finally:
+        ethtool('-N', r.netif, 'delete', '0')
+        xps_rxqs(r.netif, {0: 0, 1: 0})
+    tx = {q: after[0][q] - before[0].get(q, 0) for q in after[0]}
+    rx = {q: after[1][q] - before[1].get(q, 0) for q in after[1]}
+    print(f'# packets by queue: received {rx}, sent {tx}')
+    r.check(desc, sent.returncode == 0 and rx.get(1, 0) >= 100
+            and tx.get(0, 0) >= 100 and tx.get(1, 0) * 10 < tx.get(0, 0),
+            sent.stderr)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == 'send':
         send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == 'tcp':
+        tcp_send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                 int(sys.argv[5]))
+        return 0
 
     r = Rig()
     print('TAP version 13')
-    print('1..17')
+    print('1..18')
     nqueues = len(r.rx_packets())
 
     f = r.fields()
@@ -198,6 +294,8 @@ def main():
     ch = ethtool('-l', r.netif).stdout
     r.check('ethtool -X default: the queue count unchanged',
             out.returncode == 0 and len(r.rx_packets()) == nqueues, ch)
+
+    rx_queue_xps(r)
 
     r.eth.sock.close()
     r.nd.sock.close()

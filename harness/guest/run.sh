@@ -14,7 +14,8 @@
 # on and off, with traffic; the driver's, so the C igb fails it),
 # nic-filters (which frames the receive filters let in: unicast,
 # multicast, promiscuous modes), nic-rss (the RSS
-# hash fields, ethtool rx-flow-hash), nic-lifecycle (link down/up and driver
+# hash fields, ethtool rx-flow-hash; the receive queue each frame records,
+# through xps_rxqs), nic-lifecycle (link down/up and driver
 # rebind under traffic), nic-ethtool (interrupt moderation and flow
 # control: ethtool -C and -A, the link the watchdog reports), faults (every allocation of bind-rx, bind-tx, queue
 # restarts with a binding and ndo_open failing in turn, through fail-nth; the

@@ -65,6 +65,12 @@ __rust_helper void rust_helper_skb_set_hash(struct sk_buff *skb, __u32 hash,
 	skb_set_hash(skb, hash, type);
 }
 
+__rust_helper void rust_helper_skb_record_rx_queue(struct sk_buff *skb,
+						   u16 rx_queue)
+{
+	skb_record_rx_queue(skb, rx_queue);
+}
+
 __rust_helper int rust_helper_skb_network_offset(const struct sk_buff *skb)
 {
 	return skb_network_offset(skb);

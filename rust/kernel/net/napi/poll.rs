@@ -12,6 +12,20 @@ use super::{
     Napi,
     Poll, //
 };
+use crate::{
+    error::{
+        code::EINVAL,
+        Result, //
+    },
+    net::{
+        driver::Device,
+        skbuff::{
+            DropReason,
+            SkBuff, //
+        },
+    },
+    types::NotThreadSafe,
+};
 #[cfg(CONFIG_PAGE_POOL)]
 use crate::{
     ffi::c_int,
@@ -23,17 +37,6 @@ use crate::{
         },
         skbuff::SHINFO_ROOM, //
     },
-    prelude::*,
-};
-use crate::{
-    net::{
-        driver::Device,
-        skbuff::{
-            DropReason,
-            SkBuff, //
-        },
-    },
-    types::NotThreadSafe,
 };
 use core::cell::Cell;
 
@@ -484,6 +487,23 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         // SAFETY: in this instance's poll, with a budget; the buffer is
         // given up, ours alone, and names the instance's device.
         unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
+    }
+
+    /// Records in `skb` that it came in on receive queue `queue` of the
+    /// instance's device (`skb_record_rx_queue`): RPS takes that queue's
+    /// CPU map, and the socket the packet is for remembers the queue
+    /// (`xps_rxqs` sends its packets by the transmit queue paired with
+    /// it). A queue the device does not use (`real_num_rx_queues`) is not
+    /// recorded (`EINVAL`): the stack warns of a packet that names one.
+    #[inline]
+    pub fn record_rx_queue(&self, skb: &mut SkBuff, queue: u16) -> Result {
+        if u32::from(queue) >= self.dev().real_num_rx_queues() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the buffer is ours; its queue field takes any value, and
+        // the stack checks the one it reads against the device's queues.
+        unsafe { bindings::skb_record_rx_queue(skb.as_raw(), queue) };
+        Ok(())
     }
 
     /// A buffer of `len` bytes for a received packet, with headroom

@@ -130,6 +130,9 @@ pub(crate) struct RxRing {
     next_to_clean: usize,
     next_to_fill: usize,
     armed: usize,
+    /// The index of the device's receive queue the ring serves, which
+    /// its frames record.
+    queue: u16,
 }
 
 impl Drop for RxRing {
@@ -291,6 +294,7 @@ impl RxRing {
         (n, max_frame): (u32, u32),
     ) -> Result<Self> {
         let (mut buf_size, order) = rx_buf_size(cfg).ok_or(EINVAL)?;
+        let queue = u16::try_from(idx)?;
         // CAST: u32 to usize is lossless on Linux.
         let size = n as usize;
         let params = Params::new(dev, order, n)
@@ -342,6 +346,7 @@ impl RxRing {
             next_to_clean: 0,
             next_to_fill: 0,
             armed: 0,
+            queue,
         };
         ring.refill(NapiPool::from(&mut pool))?;
         ring.pool = Some(pool);
@@ -856,6 +861,9 @@ impl RxRing {
             done.count_drop(drop_skb(skb, DropReason::DevHdr));
             return;
         }
+        // The ring is one of the device's queues in use: the record fails
+        // only if it is not, and the frame goes up without one then.
+        let _ = napi.record_rx_queue(&mut skb, self.queue);
         done.packets += 1;
         done.bytes += bytes;
         napi.gro_receive(skb);

@@ -40,8 +40,15 @@
 # ratio towards 1; without it, what is measured is the driver, the stack
 # above it up to the socket, and the interrupts. The configuration is the
 # one both drivers take: header split off, no flow rule, the default RSS
-# table. After each bind an untimed run (copy, every byte checked) warms
-# the driver's rings and says where its interrupts come (below). The peer
+# table; each flow's ACKs leave by the transmit queue paired with the
+# receive queue the flow comes in on (xps_rxqs; BENCH_RX_DRIVER_XPS=0
+# leaves the choice to the socket's hash, a coin toss per connection:
+# igb_rs cleans a pair's transmit ring in the poll of its receive ring,
+# on one vector, and the C igb on this 2-CPU guest takes a vector for
+# each ring, so where the ACKs leave would change igb_rs's interrupts
+# per byte, not the C igb's, by chance from round to round). After each
+# bind an untimed run (copy, every byte checked) warms the driver's
+# rings and says where its interrupts come (below). The peer
 # paces its flows to BENCH_RX_DRIVER_MBPS (500) Mbit/s in all, below what
 # either driver receives unpaced here: a receiver's CPU per KiB falls as
 # its load rises (more frames an interrupt and a poll), and an unpaced
@@ -185,6 +192,9 @@ PAGE=${BENCH_RX_PAGE-$page}
 RUST_DRV=igb_rs
 C_DRV=igb
 DRIVER_MBPS=${BENCH_RX_DRIVER_MBPS:-500}
+# 1: the drivers pass sends each flow's ACKs by its own queue pair
+# (xps_rxqs, set_xps_rxqs); 0: by the queue the socket's hash picks.
+DRIVER_XPS=${BENCH_RX_DRIVER_XPS:-1}
 # The sender's rate (tcp_sendfile -r), when a pass paces it.
 PACE=
 # A run's bound: a test's (vm.sh's TEST_TIMEOUT, 300 s; 900 s on the
@@ -718,13 +728,16 @@ driver_now() {
 }
 
 # Binds the 82576 to driver $1 unless it has it already, and sets the
-# pass's MTU on it (a new interface starts at 1500).
+# pass's MTU on it (a new interface starts at 1500) and, with DRIVER_XPS,
+# the flows' ACKs on their own queue pair (a new interface has no XPS).
 bind_driver() { # driver
 	[ "$(driver_now)" = "$1" ] && return 0
 	rebind "$1" "$RX_CPU" "$TX_CPU" || return 1
 	if [ "$MTU" != "$(cat "/sys/class/net/$NETIF/mtu")" ]; then
 		ip link set "$NETIF" mtu "$MTU" && wait_carrier "$NETIF" || return 1
 	fi
+	[ "$DRIVER_XPS" = 1 ] || return 0
+	set_xps_rxqs pair
 }
 
 # After a bind: an untimed run through the driver, copy with every byte
@@ -741,6 +754,28 @@ check_driver() { # driver
 		fail=1
 	fi
 	pick_cpus
+}
+
+# XPS by receive queue on the 82576: with "pair", transmit queue N
+# sends the packets of the sockets whose packets come in on receive
+# queue N (the flows' ACKs leave by their own queue pair); with "off",
+# the stack picks by the socket's hash, as by default.
+set_xps_rxqs() { # pair|off
+	local q i
+	for q in /sys/class/net/"$NETIF"/queues/tx-*; do
+		[ -e "$q" ] || continue
+		i=${q##*tx-}
+		if [ "$1" = pair ]; then
+			printf '%x' $((1 << i))
+		else
+			echo 0
+		fi >"$q/xps_rxqs" || {
+			log "$NETIF: tx-$i: xps_rxqs refused"
+			return 1
+		}
+	done
+	[ "$1" = off ] ||
+		log "$(driver_now): transmit queue N sends for the sockets of receive queue N (xps_rxqs)"
 }
 
 # The configuration the drivers take, both: the two drivers loaded, the
@@ -764,6 +799,10 @@ drivers_setup() {
 	fi
 	START=$(driver_now)
 	NIC_PCI=$(basename "$DUT_PCI")
+	if [ "$DRIVER_XPS" = 1 ] && ! set_xps_rxqs pair; then
+		teardown_common
+		return 1
+	fi
 	SPLIT_WAS=$(python3 "$RINGS" "$NETIF" get | awk '{ print $2 }')
 	if [ "$SPLIT_WAS" = enabled ]; then
 		python3 "$RINGS" "$NETIF" split off || {
@@ -777,10 +816,11 @@ drivers_setup() {
 # Back on the driver drivers_setup found, as it was.
 drivers_teardown() {
 	local rc=0
-	if ! bind_driver "${START:-$RUST_DRV}"; then
+	if ! DRIVER_XPS=0 bind_driver "${START:-$RUST_DRV}"; then
 		log "could not bind the 82576 back to ${START:-$RUST_DRV}"
 		rc=1
 	fi
+	set_xps_rxqs off || rc=1
 	if [ "$SPLIT_WAS" = enabled ]; then
 		python3 "$RINGS" "$NETIF" split on || {
 			log "$NETIF: header split not back on"

@@ -225,6 +225,7 @@ impl NetDevice {
 
     /// The MTU: the largest payload of a frame, without the link-layer
     /// header. It may change under RTNL while it is read.
+    #[inline]
     pub fn mtu(&self) -> u32 {
         // SAFETY: the device is alive, by the type invariant; writers use
         // `WRITE_ONCE`, and this is its reading twin.
@@ -232,6 +233,7 @@ impl NetDevice {
     }
 
     /// The number of receive queues in use.
+    #[inline]
     pub fn real_num_rx_queues(&self) -> u32 {
         // SAFETY: the device is alive, by the type invariant; the field
         // alone is read, as C reads it.

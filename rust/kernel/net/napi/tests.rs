@@ -455,6 +455,8 @@ mod suite {
         /// from a page each take a packet of `len` bytes, shared info
         /// aligned.
         pub(super) const BUILD_BUF_SIZE_FITS: u32 = 1 << 6;
+        /// Only a receive queue the device uses is recorded in a packet.
+        pub(super) const RX_QUEUE_OF_THE_DEVICE: u32 = 1 << 7;
     }
 
     /// What the receive test's poll found (`check` bits).
@@ -558,6 +560,21 @@ mod suite {
                 }
                 skb.consume();
             }
+        }
+        // The device has one receive queue: queue 0 is recorded (the
+        // stack keeps it plus one), queue 1 and beyond are refused and
+        // leave the record as it was.
+        if let Some(mut skb) = rx.alloc_skb(0) {
+            if ndev.real_num_rx_queues() == 1
+                && rx.record_rx_queue(&mut skb, 0).is_ok()
+                && skb.queue_mapping() == 1
+                && rx.record_rx_queue(&mut skb, 1) == Err(EINVAL)
+                && rx.record_rx_queue(&mut skb, u16::MAX) == Err(EINVAL)
+                && skb.queue_mapping() == 1
+            {
+                ok |= check::RX_QUEUE_OF_THE_DEVICE;
+            }
+            skb.consume();
         }
         // Nothing synced, or not all of the frame: refused.
         let refused = |buf: Option<PoolNetmem>, rx: &NapiRx<'_, RxQueue>| {
@@ -742,6 +759,7 @@ mod suite {
         assert_ne!(ok & check::SHINFO_ALIGNED, 0);
         assert_ne!(ok & check::SYNCED_ONLY, 0);
         assert_ne!(ok & check::BUILD_BUF_SIZE_FITS, 0);
+        assert_ne!(ok & check::RX_QUEUE_OF_THE_DEVICE, 0);
         // Takes the instance off, destroying its pool.
         drop(reg);
         Ok(())

@@ -102,23 +102,13 @@ set -euo pipefail
 
 # The lines, also in results/bench.txt (with the commit, the date, the
 # machine and the time) once the run has ended well; the README points
-# there.
-if [ -z "${BENCH_LINES:-}" ]; then
-	started=$(date +%s) commit=$(run_commit)
-	BENCH_LINES=$(mktemp)
-	export BENCH_LINES
-	set +e
-	"$0" "$@" | tee "$BENCH_LINES"
-	rc=${PIPESTATUS[0]}
-	set -e
+# there. The file has the result lines alone (<name>: ...): whatever else
+# reaches stdout (a tool's chatter) stays in the terminal's copy.
+if [ -z "${SUMMARY_LINES:-}" ]; then
 	title="make bench"
 	[ -z "${PROFILE:-}" ] || title="make bench PROFILE=$PROFILE"
-	# The file has the result lines alone (<name>: ...): whatever else
-	# reached stdout (a tool's chatter) stays in the terminal's copy.
-	grep -E '^[a-z][a-z0-9-]*: ' "$BENCH_LINES" >"$BENCH_LINES.lines" || true
-	[ "$rc" -ne 0 ] || write_summary "$TOP_DIR/results/bench.txt" "$title" "$started" "$commit" "$BENCH_LINES.lines"
-	rm -f "$BENCH_LINES" "$BENCH_LINES.lines"
-	exit "$rc"
+	summarised_run --grep '^[a-z][a-z0-9-]*: ' --if-passed "$TOP_DIR/results/bench.txt" "$title" "$@"
+	exit
 fi
 
 # The benchmark kernels time the code, not the checkers: make check's

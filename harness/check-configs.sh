@@ -23,6 +23,9 @@
 # ~/.cache/devmem-rs/check-configs/), and, like a build, lists on stderr
 # how each differs from the main configuration.
 #
+# A whole run (all of them, built) writes its lines to
+# results/check-configs.txt, with the commit, date, machine and time.
+#
 # bzImage rather than vmlinux: the main build's targets exactly, so "builds"
 # means what make check builds. The difference is the compressed image and
 # its setup code, seconds next to the compile, and c-core's directory is
@@ -30,6 +33,11 @@
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+if [ -z "${SUMMARY_LINES:-}" ] && [ -z "${CHECK_CONFIGS:-}" ] && [ "${CONFIG_ONLY:-0}" != 1 ]; then
+	summarised_run "$TOP_DIR/results/check-configs.txt" "make check-configs" "$@"
+	exit
+fi
 
 out=$CACHE_DIR/check-configs
 mkdir -p "$out"

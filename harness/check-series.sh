@@ -92,9 +92,19 @@
 #     rust/ (the full mode builds them).
 # So the main build must be of the current tip: after a change to a patch
 # of bindings_helper.h, a helper or a Kconfig entry, make kernel first.
+#
+# A whole run (every commit built and booted: no TYPECHECK, SERIES_FROM,
+# SERIES_KUNIT=0 or CONFIG_ONLY) writes its lines to
+# results/check-series.txt, with the commit, date, machine and time.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+if [ -z "${SUMMARY_LINES:-}" ] && [ "${TYPECHECK:-0}" != 1 ] && [ -z "${SERIES_FROM:-}" ] &&
+	[ "${SERIES_KUNIT:-1}" = 1 ] && [ "${CONFIG_ONLY:-0}" != 1 ]; then
+	summarised_run "$TOP_DIR/results/check-series.txt" "make check-series" "$@"
+	exit
+fi
 
 KERNEL_TREE=$("$HARNESS_DIR/fetch-kernel.sh")
 git_k() { git -C "$KERNEL_TREE" "$@"; }

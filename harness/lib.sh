@@ -154,3 +154,41 @@ write_summary() { # file title started commit lines
 		cat "$5"
 	} >"$1"
 }
+
+# A whole run of the calling script: runs "$0" ARGS again, with
+# SUMMARY_LINES naming where its standard output (its result lines; the
+# rest goes to stderr) is kept, shows that output, and writes it to FILE
+# with write_summary under TITLE. --grep ERE keeps only the lines that
+# match; --if-passed writes only when the run passed. Returns the run's
+# status. The script calls it first when SUMMARY_LINES is unset and exits
+# with what it returns.
+summarised_run() { # [--grep ERE] [--if-passed] file title args...
+	local ere='' if_passed=0 file title started commit rc lines
+	while :; do
+		case $1 in
+		--grep) ere=$2 && shift 2 ;;
+		--if-passed) if_passed=1 && shift ;;
+		*) break ;;
+		esac
+	done
+	file=$1 title=$2
+	shift 2
+	started=$(date +%s) commit=$(run_commit)
+	SUMMARY_LINES=$(mktemp)
+	export SUMMARY_LINES
+	set +e
+	"$0" "$@" | tee "$SUMMARY_LINES"
+	rc=${PIPESTATUS[0]}
+	set -e
+	lines=$SUMMARY_LINES
+	if [ -n "$ere" ]; then
+		lines=$SUMMARY_LINES.lines
+		grep -E "$ere" "$SUMMARY_LINES" >"$lines" || true
+	fi
+	if [ "$rc" -eq 0 ] || [ "$if_passed" = 0 ]; then
+		write_summary "$file" "$title" "$started" "$commit" "$lines"
+		info "summary in ${file#"$TOP_DIR"/}"
+	fi
+	rm -f "$SUMMARY_LINES" "$SUMMARY_LINES.lines"
+	return "$rc"
+}

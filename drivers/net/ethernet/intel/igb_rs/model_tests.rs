@@ -702,8 +702,8 @@ mod tests {
 
     #[test]
     fn header_split_without_psrtype_is_caught() -> Result {
-        // What igb_rs did: header split in SRRCTL, PSRTYPE at its reset
-        // value. Silicon would split nothing.
+        // Header split in SRRCTL with PSRTYPE at its reset value: silicon
+        // would split nothing.
         let m = Model::silicon()?;
         hw::rx_errata(&m);
         hw::rx_start(&m, 1, RING, hw::srrctl(2048, true, false), (0, 255)).map_err(|_| EIO)?;
@@ -1155,8 +1155,8 @@ mod tests {
 
     #[test]
     fn filter_blank_and_rewrite_is_caught() -> Result {
-        // What igb_rs did on every rule change: each filter to 0, then
-        // rewritten.
+        // Every filter written to 0 on a rule change, then rewritten: a
+        // gap in which frames go unsteered.
         let (m, s) = filters(&[tcp4(None, Some(80), 1)])?;
         m.watch(flow([10, 0, 0, 1], 5000, 80), to_queue(1))?;
         for (n, f) in s.hw_filters().iter().enumerate() {

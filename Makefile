@@ -28,9 +28,10 @@
 # VM_MEMORY. The races suite: RACES_SEED=N (repeat a run's random
 # choices, printed in its output), RACES_ITERATIONS, RACES_SECS.
 # make check: DEBUG=1 (the debug kernel), CHECK_SUITES="suite ...",
-# WIDE_SUITES (the suites of the second boot; "" skips it), CHECK_PARITY
-# (1 or 0: the C core's kernel and the parity run), SLOW_WAITS=N (the
-# factor upstream's fixed waits are stretched by with DEBUG=1, 6).
+# WIDE_SUITES (the suites of the second boot; "" skips it), WIDE_VM_TIMEOUT
+# (that boot's), CHECK_PARITY (1 or 0: the C core's kernel and the parity
+# run), SLOW_WAITS=N (the factor upstream's fixed waits are stretched by
+# with DEBUG=1, 6).
 # make bench: PROFILE=1 (instruction profiles of the receive and transmit
 # paths), INLINE_HELPERS=0 (clang 19, the C helpers called, not inlined),
 # BENCH_TX_BOOTS=N (pairs of transmit boots, C then Rust, 2),

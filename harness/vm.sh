@@ -16,8 +16,10 @@
 # guest's instructions between the same marks: the guest finds the counts
 # in $HOSTCPU (make bench PROFILE=1's profile, a boot of its own).
 #
-# Every run is bounded by VM_TIMEOUT; when it is hit, or the guest never
-# reaches the test runner, the tail of the console is printed.
+# Every run is bounded by VM_TIMEOUT. When it is hit, harness/hangdump.py
+# asks QEMU's monitor (a unix socket in RESULTS) where each vCPU is and
+# prints it with the tail of the console, which is also printed when the
+# guest never reaches the test runner.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -94,6 +96,8 @@ info "booting ${KERNEL_IMAGE#"$CACHE_DIR"/} ($([ ${#accel[@]} -eq 0 ] && echo KV
 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
+monitor=$RESULTS/monitor.sock
+QEMU_NET+=(-monitor "unix:$monitor,server=on,wait=off")
 echo "$*" >"$RESULTS/suites"
 console=$RESULTS/console.log
 watcher=
@@ -107,18 +111,26 @@ if [ -n "$host_env" ]; then
 fi
 start=$(date +%s)
 set +e
-timeout -k 10 "$VM_TIMEOUT" "${VNG_CMD[@]}" "${accel[@]}" \
+# The dumper stops QEMU (its monitor's quit) once it has said where the
+# guest is; timeout stops whatever is left a minute later.
+python3 "$HARNESS_DIR/hangdump.py" "$monitor" "${KERNEL_IMAGE%/arch/x86/boot/bzImage}/System.map" \
+	--after "$VM_TIMEOUT" --quit >"$RESULTS/hang.txt" 2>&1 &
+dumper=$!
+timeout -k 10 $((VM_TIMEOUT + 60)) "${VNG_CMD[@]}" "${accel[@]}" \
 	--rwdir="$RESULTS" \
 	--qemu-opts="${QEMU_NET[*]}" \
 	--exec "TEST_TIMEOUT=$TEST_TIMEOUT SLOW_WAITS=$SLOW_WAITS NIC_DRIVER=${NIC_DRIVER:-igb_rs} GUEST_NET=${GUEST_NET:-1} KSRC=$KERNEL_TREE RACES_SEED=${RACES_SEED:-} RACES_ITERATIONS=${RACES_ITERATIONS:-} RACES_SECS=${RACES_SECS:-} $host_env $HARNESS_DIR/guest/run.sh $RESULTS $KSFT_DIR $*" \
 	</dev/null >"$console" 2>&1
 rc=$?
 set -e
+kill "$dumper" 2>/dev/null || true
+wait "$dumper" 2>/dev/null || true
 [ -z "$watcher" ] || kill -- -"$watcher" 2>/dev/null || true
 info "VM ran $(($(date +%s) - start)) s"
 
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+if [ -s "$RESULTS/hang.txt" ] || [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	tail -n 40 "$console" >&2
+	cat "$RESULTS/hang.txt" >&2
 	die "VM did not finish within ${VM_TIMEOUT}s (console tail above; full console: $console)"
 fi
 if ! grep -q '^\[guest\] done' "$console"; then

@@ -440,6 +440,56 @@ def judge_kselftest(suite, text, exp):
     return passed, failed, skipped, lines, f'{len(cases)} cases'
 
 
+# socat's bind failure on the peer: 'E bind(5, {AF=10 [2001:...:0002]:54185},
+# 28): Address already in use'.
+BIND_IN_USE = re.compile(r'E bind\(\d+, \{AF=\d+ \S*:(\d+)\}, \d+\): Address already in use')
+
+
+def peer_holders(path):
+    """The peer's TCP sockets when a failed run ended (guest/run.sh,
+    `ss -Htan` in ns-remote): local port -> ['STATE local -> peer', ...];
+    None when there is no such file."""
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    held = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 5 or ':' not in parts[3]:
+            continue
+        port = parts[3].rsplit(':', 1)[1]
+        if port.isdigit():
+            held.setdefault(int(port), []).append(f'{parts[0]} {parts[3]} -> {parts[4]}')
+    return held
+
+
+def with_holders(lines, held):
+    """lines, each socat bind failure followed by what held its port on
+    the peer (held: peer_holders)."""
+    out = []
+    for line in lines:
+        out.append(line)
+        for m in BIND_IN_USE.finditer(line):
+            if held is None:
+                what = 'unknown (no socket list)'
+            else:
+                what = '; '.join(held.get(int(m.group(1)), ())) or 'nothing when the run ended'
+            out.append(f'        the peer held port {m.group(1)} in: {what}')
+    return out
+
+
+def note_peer_ports(base, r):
+    """A kselftest run's failures (r), each socat bind failure followed by
+    what held its port on the peer when the run ended (guest/run.sh's
+    $name.peer-sockets)."""
+    passed, failed, skipped, lines, what = r
+    if not any(BIND_IN_USE.search(l) for l in lines):
+        return r
+    return passed, failed, skipped, with_holders(lines, peer_holders(base + '.peer-sockets')), what
+
+
 def note_retry(base, r, suite, text, exp, before, flaky):
     """Report the first attempt when the guest ran a suite twice (see
     suite_kselftest in guest/run.sh): the counts are the second attempt's
@@ -457,12 +507,13 @@ def note_retry(base, r, suite, text, exp, before, flaky):
     failed1 = [c for c in first if c.status() == 'fail']
     lines = lines + [f'    RETRIED: attempt 1 failed '
                      f'{", ".join(short_name(c.name) for c in failed1) or "nothing"} '
-                     '(port listen timeout, a port the peer still held, '
+                     '(port listen timeout, '
                      "or an iou-zcrx client past the test's deadline for it); "
                      'the counts are attempt 2']
+    held = peer_holders(base + '.attempt1.peer-sockets')
     for c in failed1:
         lines.append(f'    attempt 1: FAIL {short_name(c.name)}')
-        lines.extend(f'        {d}' for d in c.diag)
+        lines.extend(with_holders([f'        {d}' for d in c.diag], held))
     second = {short_name(c.name): c.status() for c in parse_tap(text)[0]}
     claims = exp.get(suite, {})
     for c in failed1:
@@ -488,7 +539,6 @@ def note_retry(base, r, suite, text, exp, before, flaky):
 # for (see suite_kselftest in guest/run.sh).
 RETRY_CAUSES = re.compile(
     r'Exception: Waiting for port listen timed out'
-    r'|socat\[[0-9]+\] E bind\(.*Address already in use'
     r'|TimeoutExpired: Command .*iou-zcrx -c ')
 
 
@@ -496,8 +546,8 @@ def retry_counts(suite, text, exp):
     """The claimed cases of a kselftest run that failed, and how many of
     them failed on a timeout (RETRY_CAUSES in the lines since the result
     before): the guest runs the suite again when the two are equal and
-    not 0. A case prints its exception before its result line, and a port
-    the peer still held shows both causes: cases count, not lines.
+    not 0. A case prints its exception before its result line, and may
+    print more than one cause: cases count, not lines.
     Unclaimed cases, which fail for what the device or QEMU cannot do,
     count neither way."""
     claims = exp.get(suite, {})
@@ -1048,7 +1098,7 @@ def main():
                        'nic-ethtool', 'nic-rx-alloc-fail', 'devmem-rx-check', 'devmem-tokens'):
             r = note_leftover(base, judge_plain(text), True)
         else:
-            r = judge_kselftest(suite, text, exp)
+            r = note_peer_ports(base, judge_kselftest(suite, text, exp))
             r = note_retry(base, r, suite, text, exp, before, flaky)
             r = note_leftover(base, r, False)
         r = note_killed(r, rc)

@@ -146,6 +146,13 @@ setup_net() {
 	ip netns add ns-remote
 	ip link set "$PEER" netns ns-remote
 	ip -n ns-remote link set lo up
+	# No TIME-WAIT on the peer. Upstream's devmem tests pick a port free
+	# on the DUT (rand_port) and have the peer's socat bind it as its
+	# source, without SO_REUSEADDR; each connection the peer closes holds
+	# its port there for 60 s, and a later case of the same suite that
+	# picks one of these ports fails to bind (EADDRINUSE). The peer is the
+	# test's traffic source, not what is under test.
+	ip netns exec ns-remote sysctl -qw net.ipv4.tcp_max_tw_buckets=0
 	# The DUT first: QEMU holds what the peer sends while the 82576
 	# model cannot receive, and a peer that sends first (IPv6 router
 	# solicitations) stalls its transmit queue until the DUT's link is
@@ -459,12 +466,13 @@ suite_kselftest() { # path
 	out=$RESULTS/$name.running
 	(cd "$dir" && exec timeout --foreground -k 10 "$TEST_TIMEOUT" "./$prog") >"$out" 2>&1
 	rc=$?
+	# The peer's TCP sockets when a run failed: results.py names what held
+	# a port the peer could not bind.
+	[ $rc -eq 0 ] || ip netns exec ns-remote ss -Htan >"$RESULTS/$name.peer-sockets" 2>&1 || true
 	# Under TCG a listener can take seconds to come up (ncdevmem's bind
 	# imports 16000 pages; the C core vmallocs a gen_pool chunk per
-	# scatterlist entry), and the tests wait 5 s for the port. And the
-	# tests pick a port free here for the peer's socat to bind too, which
-	# an earlier case's connection may still hold there (TIME_WAIT). A
-	# run whose only failures are these is run once more, once; the first
+	# scatterlist entry), and the tests wait 5 s for the port. A run
+	# whose only failures are these is run once more, once; the first
 	# attempt is kept in $name.attempt1. results.py judges the second,
 	# lists what the first failed, counts a case that passed only on the
 	# retry as flaky, and fails one that is flaky in two runs in a row.
@@ -489,9 +497,11 @@ suite_kselftest() { # path
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$nfail" -gt 0 ] &&
 		[ "$nfail" -eq "$ntimeout" ]; then
 		mv "$out" "$RESULTS/$name.attempt1"
+		mv "$RESULTS/$name.peer-sockets" "$RESULTS/$name.attempt1.peer-sockets" 2>/dev/null || true
 		tidy_nic "$RESULTS/$name.attempt1.leftover"
 		(cd "$dir" && exec timeout --foreground -k 10 "$TEST_TIMEOUT" "./$prog") >"$out" 2>&1
 		rc=$?
+		[ $rc -eq 0 ] || ip netns exec ns-remote ss -Htan >"$RESULTS/$name.peer-sockets" 2>&1 || true
 	fi
 	cat "$out"
 	rm -f "$out"

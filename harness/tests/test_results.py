@@ -270,6 +270,38 @@ class Judge(unittest.TestCase):
         self.assertNotIn('FLAKY', out)
         self.assertIn('flaky: 0 suites\n', out)
 
+    def test_a_port_the_peer_held_is_named(self):
+        failed = ('TAP version 13\n1..2\nok 1 devmem.check_rx\n'
+                  '# Exception|   STDERR: 2026/12/05 22:04:56 socat[2034] E bind(5, {AF=10 '
+                  '[2001:0db8:0001:0000:0000:0000:0000:0002]:58741}, 28): '
+                  'Address already in use\n'
+                  'not ok 2 devmem.check_rx_hds\n')
+        # Not a cause to run the suite again: the peer keeps no TIME-WAIT.
+        self.assertEqual(retry_counts(failed), (1, 0))
+        sockets = ('TIME-WAIT 0 0 [2001:db8:1::2]:58741 [2001:db8:1::1]:58741\n'
+                   'ESTAB 0 0 [2001:db8:1::2]:40000 [2001:db8:1::1]:5201\n')
+        rc, out = judge({'d.py': failed}, '', extra={'d.py.peer-sockets': sockets})
+        self.assertEqual(rc, 1, out)
+        self.assertIn('Address already in use\n'
+                      '        the peer held port 58741 in: TIME-WAIT '
+                      '[2001:db8:1::2]:58741 -> [2001:db8:1::1]:58741\n', out)
+        self.assertNotIn('40000', out)
+        rc, out = judge({'d.py': failed}, '', extra={'d.py.peer-sockets': sockets[58:]})
+        self.assertIn('the peer held port 58741 in: nothing when the run ended', out)
+        rc, out = judge({'d.py': failed}, '')
+        self.assertIn('the peer held port 58741 in: unknown (no socket list)', out)
+        # In an attempt the guest retried for another case's timeout, from
+        # the sockets of that attempt.
+        first = failed.replace('ok 1 devmem.check_rx',
+                               '# Exception| Exception: Waiting for port listen timed out\n'
+                               'not ok 1 devmem.check_rx')
+        self.assertEqual(retry_counts(first), (2, 1))
+        second = 'TAP version 13\n1..2\nok 1 devmem.check_rx\nok 2 devmem.check_rx_hds\n'
+        rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first,
+                                                   'd.py.attempt1.peer-sockets': sockets})
+        self.assertEqual(rc, 0, out)
+        self.assertIn('        the peer held port 58741 in: TIME-WAIT', out)
+
     def test_a_second_run_s_flaky_suites_count_in_the_total(self):
         first = LISTEN_TIMEOUT_ATTEMPT
         second = first.replace('not ok 2', 'ok 2')

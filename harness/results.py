@@ -44,7 +44,8 @@ dma-api: no error counted, and DMA-API debugging still on, but for the
 fault-injection suite turning it off. kmemleak: the scan ran, and found
 no leak. With --debug (the debug kernel), kasan: the log shows KASAN on.
 
-Prints one line per suite, then 'flaky: N suites (...)', and ends with
+Prints one line per suite, then 'failed: N (...)' when any failed,
+'flaky: N suites (...)', and ends with
 'N passed, M failed, K skipped'; exits 1 when anything failed.
 """
 
@@ -1029,6 +1030,7 @@ def main():
 
     total = [0, 0, 0]
     out = []
+    failed = []
 
     def report(name, p, f, s, lines, what):
         if label is not None:
@@ -1042,6 +1044,8 @@ def main():
         total[1] += f
         total[2] += s
         verdict = 'FAIL' if f else 'ok'
+        if f:
+            failed.append(name)
         out.append(f'{verdict:4} {name}: {p} passed, {f} failed, {s} skipped ({what})')
         out.extend(lines)
 
@@ -1128,6 +1132,10 @@ def main():
         save_flaky(history, before, {s: c for s, c in flaky.items() if s in ran}, ran)
     if label is not None:
         return 0
+    # Again at the end, where a log's tail shows it: the suites that
+    # failed, whose lines above say why.
+    if failed:
+        print(f'failed: {len(failed)} ({", ".join(failed)}): their lines above say why')
     print(f'flaky: {len(flaky)} suites'
           + (f' ({", ".join(sorted(flaky))})' if flaky else ''))
     print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')

@@ -265,10 +265,12 @@ class Judge(unittest.TestCase):
         self.assertIn('FLAKY check_rx_hds: failed in attempt 1, passed in attempt 2', out)
         lines = out.rstrip().split('\n')
         self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)', '5 passed, 0 failed, 0 skipped'])
+        self.assertNotIn('failed: ', out)
         rc, out = judge({'d.py': first}, '', extra={'d.py.attempt1': first})
         self.assertEqual(rc, 1, out)
         self.assertNotIn('FLAKY', out)
-        self.assertIn('flaky: 0 suites\n', out)
+        # What failed, again where the tail of a log shows it.
+        self.assertIn('failed: 1 (d.py): their lines above say why\nflaky: 0 suites\n', out)
 
     def test_a_port_the_peer_held_is_named(self):
         failed = ('TAP version 13\n1..2\nok 1 devmem.check_rx\n'

@@ -119,9 +119,16 @@ def stack_words(mon, cpu, rsp):
     out = mon.cmd(f'x /64gx {rsp:#x}')
     words = []
     for line in out.splitlines():
-        if ':' not in line:
-            continue
-        words += [int(w, 16) for w in line.split(':', 1)[1].split()]
+        head, _, rest = line.partition(':')
+        try:
+            int(head, 16)
+            words += [int(w, 16) for w in rest.split()]
+        except ValueError:
+            # The monitor's own message, 'Cannot access memory' where the
+            # words run past the top of the stack into its guard page.
+            if not words:
+                raise ValueError(line.strip()) from None
+            break
     return words
 
 

@@ -38,12 +38,13 @@ def cpu(n, rip, rsp, hlt):
 class FakeMonitor(threading.Thread):
     """One client; answers 'info registers -a', 'cpu N', 'x' and 'quit'."""
 
-    def __init__(self, path, spin_rips):
+    def __init__(self, path, spin_rips, unreadable=False):
         super().__init__(daemon=True)
         self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.srv.bind(path)
         self.srv.listen(1)
         self.spin_rips = spin_rips
+        self.unreadable = unreadable
         self.asked = []
 
     def run(self):
@@ -66,9 +67,12 @@ class FakeMonitor(threading.Thread):
                     sample += 1
                     out += ('\r\n' + cpu(0, rip, 0xffffc90000003e20, 0)
                             + '\r\n' + cpu(1, 0xffffffff81200010, 0xffffc90000013e80, 1))
+                elif cmd.startswith('x /64gx') and self.unreadable:
+                    out += 'Cannot access memory\r\n'
                 elif cmd.startswith('x /64gx'):
                     out += ('ffffc90000003e20: 0x0000000000000010 0xffffffff811000a0\r\n'
-                            'ffffc90000003e30: 0xffffffff82000008 0xffffffff81100410\r\n')
+                            'ffffc90000003e30: 0xffffffff82000008 0xffffffff81100410\r\n'
+                            'ffffc90000004000: Cannot access memory\r\n')
                 elif cmd == 'quit':
                     conn.close()
                     return
@@ -113,6 +117,13 @@ class HangDumpTest(unittest.TestCase):
         # The stack was read on the spinning vCPU, then QEMU was stopped.
         self.assertIn('cpu 0', mon.asked)
         self.assertEqual(mon.asked[-1], 'quit')
+
+    def test_unreadable_stack(self):
+        mon = FakeMonitor(self.sock, [0xffffffff81100010], unreadable=True)
+        mon.start()
+        out = self.run_dump('--quit')
+        mon.join(5)
+        self.assertIn('      (stack unreadable: Cannot access memory)\n', out)
 
     def test_no_monitor_no_output(self):
         self.assertEqual(self.run_dump(), '')

@@ -37,8 +37,8 @@ else
 	WIDE_SUITES=${WIDE_SUITES-"drivers/net/hw/irq.py drivers/net/hw/toeplitz.py drivers/net/hw/csum.py
 		drivers/net/hw/ntuple.py drivers/net/gro.py"}
 fi
-# One boot runs them all: about 13 minutes of TCG on an idle machine, 18 on
-# a slower CI machine; the timeout only stops a hung guest. The wide boot
+# One boot runs them all (results/check.txt's vm-boot line says how long);
+# the timeout only stops a hung guest. The wide boot
 # has a timeout of its own, about five times what it takes (7 minutes, 4
 # on the debug kernel), so that a guest hung in its boot fails the run
 # within the hour rather than at the main boot's timeout.

@@ -146,13 +146,6 @@ setup_net() {
 	ip netns add ns-remote
 	ip link set "$PEER" netns ns-remote
 	ip -n ns-remote link set lo up
-	# No TIME-WAIT on the peer. Upstream's devmem tests pick a port free
-	# on the DUT (rand_port) and have the peer's socat bind it as its
-	# source, without SO_REUSEADDR; each connection the peer closes holds
-	# its port there for 60 s, and a later case of the same suite that
-	# picks one of these ports fails to bind (EADDRINUSE). The peer is the
-	# test's traffic source, not what is under test.
-	ip netns exec ns-remote sysctl -qw net.ipv4.tcp_max_tw_buckets=0
 	# The DUT first: QEMU holds what the peer sends while the 82576
 	# model cannot receive, and a peer that sends first (IPv6 router
 	# solicitations) stalls its transmit queue until the DUT's link is

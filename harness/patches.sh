@@ -10,11 +10,19 @@
 #
 # Each series' cover letter takes its subject and text from
 # patches/covers/NAME.txt: a first line "Subject: ..." (the series'
-# title), optionally "Prefix: ..." (the subject prefix, "PATCH" unless
-# given, e.g. "RFC PATCH net-next"), then a blank line and the text. Every
-# patch and cover letter ends with base-commit: the pristine base (7.3),
-# and a series that needs the ones before it lists their patches as
-# prerequisite-patch-id: lines, as git format-patch --base writes them.
+# title), then optionally "Prefix: ..." (the subject prefix, "PATCH"
+# unless given, e.g. "RFC PATCH net-next") and "Depends: NAME ..." (the
+# series it needs, all of them, each before it in patches/series; none
+# unless given), then a blank line and the text.
+#
+# A series is made against its own base: the pristine base (7.3) with the
+# series it depends on applied, and nothing else. Its commits are applied
+# there with git am, in a scratch worktree of the kernel tree
+# ($CACHE_DIR/patches-wt), and formatted from there; a series that does
+# not apply on its base stops the run, naming it. Every patch and cover
+# letter ends with base-commit: the pristine base, and lists the patches
+# of the series it depends on as prerequisite-patch-id: lines, as git
+# format-patch --base writes them; one that depends on none lists none.
 # Prints the directory.
 
 set -euo pipefail
@@ -32,6 +40,25 @@ total=$(awk '{ n += $2 } END { print n + 0 }' <<<"$groups")
 
 rm -rf "$OUT_DIR"
 mkdir -p "$OUT_DIR"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# A worktree kept between runs: resetting it to the base rewrites only the
+# files the last series touched.
+wt=$CACHE_DIR/patches-wt
+if ! git -C "$wt" rev-parse --git-dir >/dev/null 2>&1; then
+	rm -rf "$wt"
+	git -C "$KERNEL_TREE" worktree prune
+	git -C "$KERNEL_TREE" worktree add -q --detach "$wt" "$BASE_REF"
+fi
+git_w() {
+	GIT_COMMITTER_NAME=devmem-rs GIT_COMMITTER_EMAIL=devmem-rs@localhost \
+		git -C "$wt" "$@"
+}
+# The header field FIELD of cover file $2, or nothing.
+cover_field() { # field file
+	sed -n "1,/^\$/s/^$1: //p" "$2"
+}
+declare -A dir_of
 prev=$BASE_REF i=0
 while read -r dir count; do
 	name=${dir#*-}
@@ -39,10 +66,29 @@ while read -r dir count; do
 	[ -f "$cover" ] || die "series $name has no cover letter: $cover"
 	subject=$(sed -n '1s/^Subject: //p' "$cover")
 	[ -n "$subject" ] || die "$cover does not start with 'Subject: '"
-	prefix=$(sed -n '2s/^Prefix: //p' "$cover")
+	prefix=$(cover_field Prefix "$cover")
+	deps=$(cover_field Depends "$cover")
 	end=${commits[$((i + count - 1))]}
-	git -C "$KERNEL_TREE" format-patch -q --no-signature --zero-commit --cover-letter \
-		--subject-prefix="${prefix:-PATCH}" --base="$BASE_REF" -o "$OUT_DIR/$dir" "$prev..$end"
+
+	# Its base: the pristine one, then each series it depends on, as
+	# written to OUT_DIR.
+	git_w am --abort >/dev/null 2>&1 || true
+	git_w checkout -q -f --detach "$BASE_REF"
+	git_w clean -q -fd
+	for dep in $deps; do
+		[ -n "${dir_of[$dep]:-}" ] ||
+			die "$cover: Depends: $dep is no series before $name in patches/series"
+		mapfile -t set < <(find "$OUT_DIR/${dir_of[$dep]}" -name '*.patch' \
+			! -name '0000-cover-letter.patch' | sort)
+		git_w am -q "${set[@]}" >"$tmp/am.log" 2>&1 ||
+			die "series $dep does not apply where series $name needs it (Depends: $deps): $(head -n 3 "$tmp/am.log")"
+	done
+	rm -rf "$tmp/chain"
+	git -C "$KERNEL_TREE" format-patch -q --no-signature --zero-commit -o "$tmp/chain" "$prev..$end"
+	git_w am -q "$tmp"/chain/*.patch >"$tmp/am.log" 2>&1 ||
+		die "series $name does not apply on the base with ${deps:-no other series}: $(head -n 3 "$tmp/am.log")"
+	git_w format-patch -q --no-signature --zero-commit --cover-letter \
+		--subject-prefix="${prefix:-PATCH}" --base="$BASE_REF" -o "$OUT_DIR/$dir" "HEAD~$count..HEAD"
 	# The text: what follows the first blank line of the cover file.
 	SUBJECT=$subject BLURB=$(sed '1,/^$/d' "$cover") python3 - "$OUT_DIR/$dir/0000-cover-letter.patch" <<-'PY'
 		import os, sys
@@ -53,6 +99,7 @@ while read -r dir count; do
 		    s = s.replace(k, os.environ[v])
 		open(p, 'w').write(s)
 	PY
+	dir_of[$name]=$dir
 	prev=$end i=$((i + count))
 done <<<"$groups"
 info "$i patches in $(wc -l <<<"$groups") series in $OUT_DIR"

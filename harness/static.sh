@@ -123,10 +123,12 @@ else
 	git -C "$am" am --abort >/dev/null 2>&1 || true
 	git -C "$am" checkout -q -f --detach "$BASE_REF"
 	git -C "$am" clean -q -fd
-	# Series by series, in order, each on the one before (the first on the
-	# base), as a maintainer applies them: each must end at the tree the
-	# commits of patches/series build at that point, and have a cover
-	# letter that names its base.
+	# patches.sh made each series on its own base (the pristine one and
+	# the series its cover's Depends: names) and stopped if one did not
+	# apply there. Now series by series, in order, each on the one before
+	# (the first on the base), as a maintainer applies them all: each must
+	# end at the tree the commits of patches/series build at that point,
+	# and have a cover letter that names its base.
 	mapfile -t commits < <(git -C "$KERNEL_TREE" rev-list --reverse "$BASE_REF..$SERIES_REF")
 	fail='' n=0 sets=0
 	: >"$work/am.log"
@@ -150,7 +152,7 @@ else
 		fi
 	done < <(series_groups)
 	if [ -z "$fail" ] && [ "$n" = "${#commits[@]}" ] && [ -z "$(git -C "$am" diff "$SERIES_REF")" ]; then
-		emit series pass "$sets series, $n patches: each applies with git am on the one before, the first on the base, and ends at the tree built"
+		emit series pass "$sets series, $n patches: each applies with git am on its own base (the series it depends on), and in order on the one before, ending at the tree built"
 	else
 		sed 's/^/    /' "$work/am.log" | head -n 20 >&2
 		emit series fail "${fail:-the series end elsewhere than the tree built}"

@@ -59,6 +59,17 @@ fn wrap(i: usize, k: usize, len: usize) -> usize {
     }
 }
 
+/// The index after `i` in a ring of `len` descriptors, for `i < len`:
+/// [`wrap`] by one, which compiles to a compare and a select.
+#[inline]
+fn next(i: usize, len: usize) -> usize {
+    if i + 1 == len {
+        0
+    } else {
+        i + 1
+    }
+}
+
 /// An advanced descriptor, receive or transmit: two little-endian
 /// quadwords, as the datasheet numbers them (the C driver's
 /// `union e1000_adv_rx_desc` and `union e1000_adv_tx_desc`). What they
@@ -88,12 +99,13 @@ mod tests {
     }
 
     #[test]
-    fn wrap_agrees_with_modulo() {
+    fn wrap_and_next_agree_with_modulo() {
         for len in [64usize, 104, 256, 4096] {
             for i in [0, 1, len / 2, len - 2, len - 1] {
                 for k in [0, 1, len - 1, len] {
                     assert_eq!(wrap(i, k, len), (i + k) % len);
                 }
+                assert_eq!(next(i, len), (i + 1) % len);
             }
         }
     }

@@ -6,6 +6,7 @@
 //! copied and its payload as frags.
 
 use super::{
+    next,
     wrap,
     Desc, //
 };
@@ -20,6 +21,7 @@ use kernel::{
         DmaAddress, //
     },
     io::{
+        io_project,
         io_read,
         io_write, //
     },
@@ -421,19 +423,19 @@ impl RxRing {
         }
         let (pkt, hdr) = slot.addrs;
         // Read format: packet buffer address, then header buffer address.
-        io_write!(self.desc, [try: i][build: 0], pkt.to_le());
-        io_write!(self.desc, [try: i][build: 1], hdr.to_le());
+        let desc = io_project!(self.desc, [try: i]);
+        io_write!(desc, [build: 0], pkt.to_le());
+        io_write!(desc, [build: 1], hdr.to_le());
         Ok(())
     }
 
-    /// Arms descriptor `i`, the next to fill, with `buf`, whose device
-    /// address is `addr`, and with header split a header buffer: the one a
-    /// frame's later descriptor left in the slot, or a new one. Returns
-    /// false when the header pool has none: the descriptor stays free and
-    /// `buf` goes back to its pool.
+    /// Arms descriptor `i`, the next to fill, with `buf`, where the device
+    /// writes at `pkt` (past the headroom), and with header split a header
+    /// buffer: the one a frame's later descriptor left in the slot, or a
+    /// new one. Returns false when the header pool has none: the
+    /// descriptor stays free and `buf` goes back to its pool.
     #[inline(always)]
-    fn arm(&mut self, i: usize, buf: RxBuf, addr: DmaAddress) -> Result<bool> {
-        let pkt = addr + DmaAddress::from(self.headroom);
+    fn arm(&mut self, i: usize, buf: RxBuf, pkt: DmaAddress) -> Result<bool> {
         let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
         let hdr = match &mut self.hdr_pool {
             Some(p) => {
@@ -453,11 +455,31 @@ impl RxRing {
         }
         // Read format: packet buffer address, then header buffer address:
         // as `write_desc`, with the slot at hand.
-        io_write!(self.desc, [try: i][build: 0], pkt.to_le());
-        io_write!(self.desc, [try: i][build: 1], hdr.to_le());
-        self.next_to_fill = wrap(i, 1, self.slots.len());
+        let desc = io_project!(self.desc, [try: i]);
+        io_write!(desc, [build: 0], pkt.to_le());
+        io_write!(desc, [build: 1], hdr.to_le());
+        self.next_to_fill = next(i, self.slots.len());
         self.armed += 1;
         Ok(true)
+    }
+
+    /// Arms the next descriptor to fill with `page`, the other half of a
+    /// page just taken, where the device writes at `pkt`: [`RxRing::arm`]
+    /// without header split, with no header buffer to find. A ring of host
+    /// halves arms one per frame it takes: it has nothing to check that it
+    /// need not.
+    #[inline(always)]
+    fn arm_half(&mut self, page: Reusable, pkt: DmaAddress) -> Result {
+        let i = self.next_to_fill;
+        let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
+        let desc = io_project!(self.desc, [try: i]);
+        slot.addrs = (pkt, 0);
+        slot.page = Some(page);
+        io_write!(desc, [build: 0], pkt.to_le());
+        io_write!(desc, [build: 1], 0);
+        self.next_to_fill = next(i, self.slots.len());
+        self.armed += 1;
+        Ok(())
     }
 
     /// Arms free descriptors with new buffers while the pools (`pool` for
@@ -484,7 +506,8 @@ impl RxRing {
                 let addr = buf.dma_addr(&pool).ok_or(EINVAL)?;
                 (RxBuf::Whole(buf), addr)
             };
-            if !self.arm(self.next_to_fill, buf, addr)? {
+            let pkt = addr + DmaAddress::from(self.headroom);
+            if !self.arm(self.next_to_fill, buf, pkt)? {
                 break true;
             }
         };
@@ -498,7 +521,7 @@ impl RxRing {
     /// for the device); the descriptor taken is free then, so one is.
     #[inline(always)]
     fn take(&mut self, i: usize, pool: Option<&Pool>) -> Option<PoolNetmem> {
-        self.next_to_clean = wrap(i, 1, self.len());
+        self.next_to_clean = next(i, self.len());
         self.armed -= 1;
         let slot = self.slots.get_mut(i)?;
         let Some(page) = slot.page.take() else {
@@ -509,12 +532,21 @@ impl RxRing {
         let (half, page) = page.give(pool?);
         if let Some(page) = page {
             // The other half of the page the descriptor had: its address
-            // in the same mapping, from the one the slot kept.
-            let addr = (slot.addrs.0 - DmaAddress::from(self.headroom + half.offset()))
+            // in the same mapping, past the same headroom, from the one
+            // the slot kept.
+            let pkt = slot
+                .addrs
+                .0
+                .wrapping_sub(half.offset().into())
                 .wrapping_add(page.offset().into());
             // A failure (no header buffer) leaves the descriptor to the
             // next refill, and the page to the pool.
-            let _ = self.arm(self.next_to_fill, RxBuf::Half(page), addr);
+            let _ = match self.hdr_pool {
+                None => self.arm_half(page, pkt),
+                Some(_) => self
+                    .arm(self.next_to_fill, RxBuf::Half(page), pkt)
+                    .map(|_| ()),
+            };
         }
         Some(half)
     }

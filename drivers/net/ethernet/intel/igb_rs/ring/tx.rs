@@ -6,6 +6,7 @@
 //! writes back.
 
 use super::{
+    next,
     wrap,
     Desc, //
 };
@@ -20,6 +21,7 @@ use kernel::{
         DmaAddress, //
     },
     io::{
+        io_project,
         io_read,
         io_write, //
     },
@@ -145,7 +147,7 @@ impl TxRing {
 
     /// The descriptor after `i`.
     fn next(&self, i: usize) -> usize {
-        wrap(i, 1, self.len())
+        next(i, self.len())
     }
 
     /// Frees what the ring still holds, sent or not, and empties it; the
@@ -211,8 +213,9 @@ impl TxRing {
     /// its four dwords are the halves of the two quadwords.
     fn write(desc: &Coherent<[Desc]>, i: usize, addr: u64, cmd: u32, olinfo: u32) -> Result {
         let q1 = (u64::from(olinfo) << 32) | u64::from(cmd);
-        io_write!(desc, [try: i][build: 0], addr.to_le());
-        io_write!(desc, [try: i][build: 1], q1.to_le());
+        let desc = io_project!(desc, [try: i]);
+        io_write!(desc, [build: 0], addr.to_le());
+        io_write!(desc, [build: 1], q1.to_le());
         Ok(())
     }
 
@@ -317,7 +320,7 @@ impl TxRing {
                 }
                 Self::write(desc, i, addr, cmd, olinfo)?;
                 last = Some(i);
-                i = wrap(i, 1, size);
+                i = next(i, size);
                 addr += u64::from(n);
                 rest -= n;
             }

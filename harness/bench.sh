@@ -32,6 +32,7 @@
 #   devmem-tx-send: rust <calls/s>, c <calls/s>, ratio rust/c <r> (1 thread)
 #   devmem-tx-cpu: <mode> rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>; sink busy rust <p>%, c <q>%; sent rust <Mbit/s>, c <Mbit/s> (MTU <m>, <n> flows)
 #   devmem-tx-cpu-modes: rust core devmem/send <r>, devmem/zerocopy <r> (MTU <m>, <n> flows)
+#   devmem-tx-cpu-boots: c <r>, rust <r> (MTU <m>, <n> flows)
 #   goal: <what> (<where>): met|NOT met (<each round's figure>)
 #
 # The first from the in-kernel benchmark at boot; driver-tcp-stream from
@@ -44,8 +45,10 @@
 # devmem sendmsg() calls a second, and the sender's CPU per KiB for a
 # plain send, MSG_ZEROCOPY and devmem at MTU 1500 and 9000) in boots of
 # their own, C core and Rust core alternating (BENCH_TX_BOOTS pairs, 2),
-# put together by harness/benchtx.py. The goals come last, each met only
-# when every round meets it.
+# put together by harness/benchtx.py; the boots line is each core's later
+# boot over its earlier one, round by round: how far two boots of one
+# kernel differ, the yardstick for the ratios between the cores. The
+# goals come last, each met only when every round meets it.
 #
 # PROFILE=1 adds a boot of the same kernel whose QEMU counts the guest's
 # instructions (harness/insncount.c, a TCG plugin built here) for the

@@ -16,6 +16,12 @@ and highest in brackets:
   devmem-tx-send: rust M [lo-hi] calls/s, c M [lo-hi] calls/s, ratio rust/c R [lo-hi] (N threads)
   devmem-tx-cpu: MODE rust M [lo-hi] ns/KiB, c M [lo-hi] ns/KiB, ratio rust/c R [lo-hi]; sink busy rust P%, c Q%; sent rust X [lo-hi] Mbit/s, c Y [lo-hi] Mbit/s (MTU U, N flows)
   devmem-tx-cpu-modes: rust core devmem/send R [lo-hi], devmem/zerocopy R [lo-hi] (MTU U, N flows)
+  devmem-tx-cpu-boots: c R [lo-hi], rust R [lo-hi] (MTU U, N flows)
+
+The boots line compares each core's kernel with itself: every later boot
+of a core over the one before it, round by round, in all three modes. It
+is how far two boots of one kernel differ on this machine, the yardstick
+for the ratios between the cores (none without two boots of a core).
 
 and the goals, each met only when every round (every pair's round, for
 a ratio between the cores) meets it:
@@ -113,6 +119,17 @@ def pair_ratios(rust_boots, c_boots, key, value):
         for a, b in zip(r.get(key, []), c.get(key, [])):
             a, b = value(a), value(b)
             out.append(a / b if a > 0 and b > 0 else float("nan"))
+    return out
+
+
+def boot_ratios(boots, keys):
+    """Round by round, each boot of a core over the one before it, in
+    every case of keys."""
+    out = []
+    for earlier, later in zip(boots, boots[1:]):
+        for key in keys:
+            for a, b in zip(later.get(key, []), earlier.get(key, [])):
+                out.append(a[0] / b[0] if a[0] > 0 and b[0] > 0 else float("nan"))
     return out
 
 
@@ -376,6 +393,11 @@ def main(argv):
                 goals.append(goal(f"devmem at most send on devmem-tx-cpu, rust core ({where})",
                                   ratios, lambda r: r <= 1.0))
         lines.append(f"devmem-tx-cpu-modes: rust core {', '.join(parts)} ({where})")
+        same = [("cpu", mode, mtu, flows) for mode in modes]
+        if all(len(boots[core]) > 1 for core in boots):
+            lines.append(f"devmem-tx-cpu-boots: "
+                         f"c {spread(boot_ratios(boots['c'], same), True)}, "
+                         f"rust {spread(boot_ratios(boots['rust'], same), True)} ({where})")
     print("\n".join(lines + goals))
     return 0
 

@@ -49,6 +49,19 @@ class BenchTx(unittest.TestCase):
         self.assertIn('devmem-tx-send: rust 5100 [5000-5200] calls/s, c 5100 [5000-5200] calls/s, '
                       'ratio rust/c 1.00 [1.00-1.00] (4 threads)', out)
 
+    def test_each_core_s_boots_are_compared_with_each_other(self):
+        # Later boot over earlier, round by round, in every mode: the C
+        # core's devmem rounds 1.0 and 1.5, its send and zerocopy 1.0;
+        # the Rust core's devmem 0.5 and 1.0.
+        rc, out = run(['c:' + boot([800, 800]), 'rust:' + boot([800, 800]),
+                       'c:' + boot([800, 1200]), 'rust:' + boot([400, 800])])
+        self.assertEqual(rc, 0)
+        self.assertIn('devmem-tx-cpu-boots: c 1.00 [1.00-1.50], rust 1.00 [0.50-1.00] '
+                      '(MTU 9000, 1 flow)', out)
+        # One boot of a core: no yardstick, no line.
+        _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([800, 800])])
+        self.assertFalse([l for l in out if l.startswith('devmem-tx-cpu-boots:')])
+
     def test_a_goal_is_met_only_when_every_round_meets_it(self):
         _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 1200])])
         self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (0.50 1.50)', out)

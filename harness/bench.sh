@@ -149,7 +149,7 @@ EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG CONFIG_NET_DEVMEM_RUST_BENCH=y" "$
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
 append=${VM_APPEND:-}
-# bench-rx (about 140 runs of 64 MiB in its three passes, and six driver
+# bench-rx (about 140 runs of 64 or 256 MiB in its three passes, six driver
 # rebinds) needs more than vm.sh's default time.
 # HOST_CPU=1: the host reads the vCPU threads' on-CPU time around each
 # run (harness/hostcpu.sh): the figure of every receive and transmit line.

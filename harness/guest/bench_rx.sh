@@ -19,15 +19,17 @@
 # size as devmem's), buffers given back through the refill ring. The
 # peer (ns-remote, virtio-net)
 # sends with tcp_sendfile (harness/guest/tcp_sendfile.c: sendfile() from
-# a memfd, no copy from user space), BENCH_RX_MB MiB a run over N flows to
-# one port.
+# a memfd, no copy from user space), BENCH_RX_MB MiB a run (64) over N
+# flows to one port.
 #
 # jumbo: the same at MTU 9000 on both ends, with 16 KiB net_iovs (the
 # binding's rx-page-size 16384, zcrx's rx_buf_len; the udmabuf and the
 # zcrx area of every mode then come from 2 MiB huge pages): a frame's
 # payload lands in one net_iov, where copy and trunc take it from several
 # 2 KiB halves of host pages. Five modes (devmem-trunc left out): 50
-# timed runs to the standard pass's 60.
+# timed runs to the standard pass's 60, of 256 MiB each: 64 MiB take
+# about half a second here, short enough for a stall of the host to
+# move a round's figure by a third.
 #
 # drivers: igb_rs against the C igb on the same rig, sender and flows,
 # without devmem, at MTU 1500: each round runs every flow count on one
@@ -53,7 +55,8 @@
 # either driver receives unpaced here: a receiver's CPU per KiB falls as
 # its load rises (more frames an interrupt and a poll), and an unpaced
 # sender's rate follows the host's scheduling of its vCPU, which differs
-# from run to run by more than the drivers differ. A round in which a
+# from run to run by more than the drivers differ. A run carries 256 MiB,
+# about four seconds at that rate. A round in which a
 # driver received less than 90% of the offered rate has no ratio (n/a),
 # so its goal is not met.
 #
@@ -162,11 +165,11 @@ if [ $# -eq 0 ]; then
 fi
 PASS=$1
 case "$PASS" in
-standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc zcrx zcrx-dmabuf' ;;
-jumbo) mtu=9000 page=16384 flows='1 4' modes='devmem copy trunc zcrx zcrx-dmabuf' ;;
-drivers) mtu=1500 page='' flows='1 4' modes=trunc ;;
-profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy zcrx' ;;
-check) mtu=1500 page='' flows='1 4' modes=devmem ;;
+standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc zcrx zcrx-dmabuf' mb=64 ;;
+jumbo) mtu=9000 page=16384 flows='1 4' modes='devmem copy trunc zcrx zcrx-dmabuf' mb=256 ;;
+drivers) mtu=1500 page='' flows='1 4' modes=trunc mb=256 ;;
+profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy zcrx' mb=64 ;;
+check) mtu=1500 page='' flows='1 4' modes=devmem mb=64 ;;
 *)
 	echo "usage: $0 [standard|jumbo|drivers|profile|profile-devmem|profile-drivers|check]" >&2
 	exit 2
@@ -176,7 +179,7 @@ BENCH=$KSFT/drivers/net/hw/devmem_rx_bench
 ZCRX=$KSFT/drivers/net/hw/zcrx_rx_bench
 SEND=$KSFT/drivers/net/hw/tcp_sendfile
 RINGS=$(dirname "$0")/rings.py
-MB=${BENCH_RX_MB:-64}
+MB=${BENCH_RX_MB:-$mb}
 CHECK_MB=${BENCH_RX_CHECK_MB:-8}
 ROUNDS=${BENCH_RX_ROUNDS:-5}
 FLOWS=${BENCH_RX_FLOWS:-$flows}

@@ -35,14 +35,6 @@ rust_helper_page_pool_get_dma_addr_netmem(netmem_ref netmem)
 	return page_pool_get_dma_addr_netmem(netmem);
 }
 
-__rust_helper void
-rust_helper_page_pool_dma_sync_netmem_for_cpu(const struct page_pool *pool,
-					      const netmem_ref netmem,
-					      u32 offset, u32 dma_sync_size)
-{
-	page_pool_dma_sync_netmem_for_cpu(pool, netmem, offset, dma_sync_size);
-}
-
 __rust_helper long rust_helper_page_pool_unref_netmem(netmem_ref netmem,
 						      long nr)
 {
@@ -56,9 +48,9 @@ rust_helper_netmem_get_pp_ref_count_ref(netmem_ref netmem)
 	return netmem_get_pp_ref_count_ref(netmem);
 }
 
-__rust_helper int rust_helper_netmem_ref_count(netmem_ref netmem)
+__rust_helper int rust_helper_page_ref_count(const struct page *page)
 {
-	return netmem_ref_count(netmem);
+	return page_ref_count(page);
 }
 
 __rust_helper void rust_helper_get_netmem(netmem_ref netmem)
@@ -79,6 +71,20 @@ __rust_helper struct page *rust_helper___netmem_to_page(netmem_ref netmem)
 __rust_helper bool rust_helper_dev_page_is_reusable(const struct page *page)
 {
 	return dev_page_is_reusable(page);
+}
+
+/* Tested before a buffer's sync works out its arguments. */
+__rust_helper bool rust_helper_dma_dev_need_sync(const struct device *dev)
+{
+	return dma_dev_need_sync(dev);
+}
+
+__rust_helper void
+rust_helper_dma_sync_single_range_for_cpu(struct device *dev, dma_addr_t addr,
+					  unsigned long offset, size_t size,
+					  enum dma_data_direction dir)
+{
+	dma_sync_single_range_for_cpu(dev, addr, offset, size, dir);
 }
 
 __rust_helper void

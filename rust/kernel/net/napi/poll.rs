@@ -252,6 +252,12 @@ impl<'a, T: Poll> NapiPoll<'a, T> {
 pub(super) fn build_size(data: usize, size: usize) -> u32 {
     // CAST: a small power of two.
     let align = bindings::SMP_CACHE_BYTES as usize;
+    // Aligned at both ends, as a page pool's halves are: all of it.
+    if (data | size) & (align - 1) == 0 {
+        if let Ok(size) = u32::try_from(size) {
+            return size;
+        }
+    }
     let end = data.saturating_add(size) & !(align - 1);
     // A buffer is at most a `u32` long.
     u32::try_from(end.saturating_sub(data)).unwrap_or(0)

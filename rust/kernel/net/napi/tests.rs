@@ -425,6 +425,12 @@ mod suite {
         let line = bindings::SMP_CACHE_BYTES as usize;
         let page = 1 << 20;
         assert_eq!(poll::build_size(page, 4096), 4096);
+        assert_eq!(poll::build_size(page, 0), 0);
+        assert_eq!(poll::build_size(page + line, 2 * line), (2 * line) as u32);
+        assert_eq!(
+            poll::build_size(page + line, 2 * line + 8),
+            (2 * line) as u32
+        );
         assert_eq!(poll::build_size(page, 1001), (1001 / line * line) as u32);
         assert_eq!(
             poll::build_size(page + 8, 1001),

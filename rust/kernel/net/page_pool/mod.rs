@@ -285,8 +285,12 @@ impl<'a> Params<'a> {
 /// # Invariants
 ///
 /// `ptr` is a pool this object created and destroys; `mapped` says whether
-/// it maps its buffers for DMA (`PP_FLAG_DMA_MAP`); `destroy` is `Some`
-/// until the pool is dropped, and holds the device it maps them for
+/// it maps its buffers for DMA (`PP_FLAG_DMA_MAP`), `sync_cpu` and
+/// `sync_dev` whether it also syncs them for the CPU and for the device
+/// (its `dma_sync_for_cpu` and `dma_sync`, which the pool and its memory
+/// provider set while it is created and which only its destruction
+/// clears, in `page_pool_scrub`); `destroy` is `Some` until the pool is
+/// dropped, and holds the device it maps them for
 /// (`page_pool_params::dev`).
 ///
 /// The page pool core takes no reference on that device, and uses it until
@@ -307,6 +311,8 @@ impl<'a> Params<'a> {
 pub struct Pool {
     ptr: NonNull<bindings::page_pool>,
     mapped: bool,
+    sync_cpu: bool,
+    sync_dev: bool,
     /// What destroys the pool if it is dropped where it may not sleep.
     destroy: Option<Pin<KBox<Destroy>>>,
 }
@@ -369,6 +375,16 @@ impl Pool {
         // `Params::rx_queue` holds the instance lock.
         let ptr = from_err_ptr(unsafe { bindings::page_pool_create(&raw) })?;
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        let mapped = params.maps();
+        // SAFETY: a pool just created, whose flags its creation (and its
+        // memory provider's `init`, which it calls) set; no buffer of it
+        // exists yet, and nothing else accesses it.
+        let (sync_cpu, sync_dev) = unsafe {
+            (
+                (*ptr.as_ptr()).dma_sync_for_cpu(),
+                (*ptr.as_ptr()).dma_sync(),
+            )
+        };
         // SAFETY: `fast` is the member `Params` writes, and `Params::new`
         // set its `dev` from a device that outlives `params`; this takes a
         // reference of its own.
@@ -381,9 +397,12 @@ impl Pool {
         match KBox::pin_init(destroy, GFP_KERNEL) {
             Ok(destroy) => Ok(Self {
                 // INVARIANT: created here, with the flags of `params`,
-                // for the device `destroy` holds.
+                // for the device `destroy` holds; its sync flags as its
+                // creation left them.
                 ptr,
-                mapped: params.maps(),
+                mapped,
+                sync_cpu: mapped && sync_cpu,
+                sync_dev: mapped && sync_dev,
                 destroy: Some(destroy),
             }),
             Err(e) => {
@@ -404,6 +423,19 @@ impl Pool {
     pub unsafe fn disable_direct_recycling(&self) {
         // SAFETY: a live pool; its NAPI cannot race, per the caller.
         unsafe { bindings::page_pool_disable_direct_recycling(self.ptr.as_ptr()) }
+    }
+
+    /// The device the pool maps its buffers for, the direction of its
+    /// mappings, and the offset into a buffer the device writes from
+    /// (`page_pool_params`).
+    #[inline(always)]
+    fn dma_params(&self) -> (*mut bindings::device, bindings::dma_data_direction, u32) {
+        let pp = self.ptr.as_ptr();
+        // SAFETY: a live pool. Its creation set these fields and nothing
+        // writes them while it lives (`page_pool_enable_direct_recycling`
+        // and its twin write `napi`, another one); they are read by value,
+        // with no reference to the parameters a write could alias.
+        unsafe { ((*pp).p.dev, (*pp).p.dma_dir, (*pp).p.offset) }
     }
 
     /// The pool as its memory provider sees it.
@@ -726,19 +758,26 @@ impl PoolNetmem {
         };
         // The page pool would sync an unmapped pool's buffer at whatever
         // address the page holds (it turns syncing for the CPU on for
-        // every pool).
-        if pool.mapped && len > 0 {
-            // SAFETY: `pool`, alive while borrowed, is the buffer's (or
-            // `len` would be 0) and maps its buffers (checked above), so
-            // the reference keeps the buffer mapped; the range is inside
-            // the buffer, so inside the pool's mapping of it.
-            unsafe {
-                bindings::page_pool_dma_sync_netmem_for_cpu(
-                    pool.ptr.as_ptr(),
-                    self.netmem.as_raw(),
-                    self.offset + off,
-                    len,
-                )
+        // every pool): `sync_cpu` is off for those.
+        if pool.sync_cpu && len > 0 {
+            let (dev, dir, base) = pool.dma_params();
+            // SAFETY: the pool's device, which it holds while it lives.
+            if unsafe { bindings::dma_dev_need_sync(dev) } {
+                // SAFETY: `pool` is the buffer's (or `len` would be 0) and
+                // syncs what it maps (checked above), so the reference
+                // keeps the buffer mapped; the range is inside the buffer,
+                // so inside the pool's mapping of it, at the pool's offset
+                // as `page_pool_dma_sync_netmem_for_cpu` takes it.
+                unsafe {
+                    bindings::dma_sync_single_range_for_cpu(
+                        dev,
+                        bindings::page_pool_get_dma_addr_netmem(self.netmem.as_raw()),
+                        // CAST: u32 to usize is lossless on Linux.
+                        self.offset as usize + off as usize + base as usize,
+                        len as usize,
+                        dir,
+                    )
+                }
             }
         }
         // INVARIANT: cut to the buffer above; the range synced last.
@@ -935,59 +974,75 @@ impl Reusable {
         // before their references' release, and before the device's
         // writing into it again.
         let out = self.pp_ref_count().load(Acquire) - self.bias;
-        // Fewer than held: a reference given back twice elsewhere, which
-        // the references held here would hide from the page pool's check.
-        crate::warn_on!(out < 0);
         // SAFETY: a page (the type invariant), held, so its `struct page`.
+        let page = unsafe { bindings::__netmem_to_page(raw) };
+        // SAFETY: as above.
         let free = out == 0
-            && unsafe { bindings::netmem_ref_count(raw) } == 1
-            && unsafe { bindings::dev_page_is_reusable(bindings::__netmem_to_page(raw)) };
-        if free && self.bias == 1 {
+            && unsafe { bindings::page_ref_count(page) } == 1
+            && unsafe { bindings::dev_page_is_reusable(page) };
+        if !free || self.pool != pool.ptr {
+            return (self.give_up(out), None);
+        }
+        if self.bias == 1 {
             // The last reference held here goes with this half, and the
             // page is kept: take more first, so that it stays held. Ours
             // to add to, held.
             self.pp_ref_count().add(REUSE_BIAS - 1, Relaxed);
             self.bias = REUSE_BIAS;
         }
-        // Not kept, the page may give its last reference with the half:
-        // dropped with none left, it gives none back.
+        let given = self.take_half();
+        // INVARIANT: no reference but ours was out, so every one out now
+        // was taken from the half just given; the other one is unused.
+        self.offset = self.half - self.offset;
+        if pool.sync_dev {
+            // The whole half, from the page's start, whatever the pool's
+            // offset: the device may write anywhere in it.
+            let (dev, dir, _) = pool.dma_params();
+            // SAFETY: the pool's device, which it holds while it lives.
+            if unsafe { bindings::dma_dev_need_sync(dev) } {
+                // SAFETY: the page's pool (checked above) maps and syncs
+                // its pages, and holds the mapping while the page is held;
+                // the range is the half at `offset`, inside the page.
+                unsafe {
+                    bindings::dma_sync_single_range_for_device(
+                        dev,
+                        bindings::page_pool_get_dma_addr_netmem(raw),
+                        // CAST: u32 to usize is lossless on Linux.
+                        self.offset as usize,
+                        self.half as usize,
+                        dir,
+                    )
+                }
+            }
+        }
+        (given, Some(self))
+    }
+
+    /// The half at `offset`, with one of the references held.
+    #[inline(always)]
+    fn take_half(&mut self) -> PoolNetmem {
         self.bias -= 1;
         // INVARIANT: one of the references, for the half at `offset`,
         // which nothing else uses (the type invariant); taken off `bias`.
-        let given = PoolNetmem {
+        PoolNetmem {
             netmem: self.netmem,
             offset: self.offset,
             size: self.half,
             pool: self.pool,
             synced: Cell::new((0, 0)),
-        };
-        if !free || self.pool != pool.ptr {
-            return (given, None);
         }
-        // INVARIANT: no reference but ours was out, so every one out now
-        // was taken from the half just given; the other one is unused.
-        self.offset = self.half - self.offset;
-        // SAFETY: `pool` is alive while borrowed and the page's (checked
-        // above); its `dma_sync` is set at creation and cleared only when
-        // it is destroyed.
-        if pool.mapped && unsafe { (*pool.ptr.as_ptr()).dma_sync() } {
-            // SAFETY: the page's pool maps it (checked above) and holds
-            // the mapping while the page is held; the range is the half
-            // at `offset`, inside the page.
-            unsafe {
-                let dev = (*pool.ptr.as_ptr()).p.dev;
-                let dir = (*pool.ptr.as_ptr()).p.dma_dir;
-                bindings::dma_sync_single_range_for_device(
-                    dev,
-                    bindings::page_pool_get_dma_addr_netmem(raw),
-                    // CAST: u32 to usize is lossless on Linux.
-                    self.offset as usize,
-                    self.half as usize,
-                    dir,
-                )
-            }
-        }
-        (given, Some(self))
+    }
+
+    /// Gives out the half at `offset` and the page up, `out` references
+    /// being out besides those held here: [`Reusable::give`] when the page
+    /// is not kept. The page may give its last reference with the half:
+    /// dropped with none left, it gives none back.
+    #[cold]
+    fn give_up(mut self, out: isize) -> PoolNetmem {
+        // Fewer than held: a reference given back twice elsewhere, which
+        // the references held here would hide from the page pool's check.
+        crate::warn_on!(out < 0);
+        self.take_half()
     }
 }
 

@@ -23,7 +23,8 @@
 #   devmem-rx-jumbo: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
 #   devmem-rx-jumbo-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
 #   devmem-rx-jumbo-zcrx: zcrx <ns/KiB> ..., as devmem-rx-zcrx
-#   (the three jumbo lines again for 4 flows)
+#   devmem-rx-jumbo-rate: offered <Mbit/s>, received devmem <Mbit/s>, copy <Mbit/s>, ...
+#   (the four jumbo lines again for 4 flows)
 #   driver-rx-cpu: rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>
 #   driver-rx: offered <Mbit/s>, received rust <Mbit/s>, c <Mbit/s>; interrupts rust <n>, c <n> a MiB
 #   driver-rx-peer: rust <ns/KiB> (busy <p>%), c <ns/KiB> (busy <q>%); other QEMU threads: ...
@@ -40,7 +41,9 @@
 # and driver-rx lines from its bench-rx suite (harness/guest/bench_rx.sh:
 # the receiver's CPU per KiB, and the peer's, for devmem, copy, trunc and
 # io_uring zero-copy receive at MTU 1500, then at MTU 9000 with 16 KiB
-# net_iovs, then through igb_rs and the C igb without devmem; BENCH_VERBOSE=1 adds the guest's busy time, as -guest lines);
+# net_iovs, the peer paced, then through igb_rs and the C igb without
+# devmem, paced too; BENCH_VERBOSE=1 adds the guest's busy time, as -guest
+# lines);
 # the devmem-tx lines from its bench-tx suite (harness/guest/bench_tx.sh:
 # devmem sendmsg() calls a second, and the sender's CPU per KiB for a
 # plain send, MSG_ZEROCOPY and devmem at MTU 1500 and 9000) in boots of

@@ -29,7 +29,14 @@
 # 2 KiB halves of host pages. Five modes (devmem-trunc left out): 50
 # timed runs to the standard pass's 60, of 256 MiB each: 64 MiB take
 # about half a second here, short enough for a stall of the host to
-# move a round's figure by a third.
+# move a round's figure by a third. The peer paces its flows to
+# BENCH_RX_JUMBO_MBPS (500) Mbit/s in all, below what every mode receives
+# unpaced here, for the reason the drivers pass gives (below): unpaced,
+# copy sets its own rate (its receiver is the bottleneck) and devmem and
+# zcrx the sender's, near twice copy's, and a receiver's CPU per KiB falls
+# as its load rises, so that the ratios compared two loads, and each
+# round's devmem figure followed its rate. A round in which a mode
+# received less than 90% of the offered rate has no ratio with it (n/a).
 #
 # drivers: igb_rs against the C igb on the same rig, sender and flows,
 # without devmem, at MTU 1500: each round runs every flow count on one
@@ -195,6 +202,8 @@ PAGE=${BENCH_RX_PAGE-$page}
 RUST_DRV=igb_rs
 C_DRV=igb
 DRIVER_MBPS=${BENCH_RX_DRIVER_MBPS:-500}
+# The jumbo pass's offered load (see the jumbo pass above).
+JUMBO_MBPS=${BENCH_RX_JUMBO_MBPS:-500}
 # 1: the drivers pass sends each flow's ACKs by its own queue pair
 # (xps_rxqs, set_xps_rxqs); 0: by the queue the socket's hash picks.
 DRIVER_XPS=${BENCH_RX_DRIVER_XPS:-1}
@@ -630,6 +639,31 @@ zcrx_dmabuf() { # [ratio]
 	fi
 }
 
+# The modes of this round and flow count that received less than 90% of
+# a paced sender's rate, as " mode mode ... ".
+SHORT=' '
+# Adds to "n KEY" this round's ratio of mode A's figure FIG to mode B's,
+# for flow count n: n/a when either has none, or is in SHORT (not the
+# same load on both).
+paired() { # key a b fig
+	case "$SHORT" in
+	*" $2 "* | *" $3 "*)
+		add "$n $1" n/a
+		return 0
+		;;
+	esac
+	add "$n $1" "$(div "${ROUND[$n $2 $4]:-}" "${ROUND[$n $3 $4]:-}")"
+}
+
+# " mode R [LO-HI] Mbit/s, ..." for every mode of the pass, flow count n.
+received() {
+	local mode sep=''
+	for mode in $MODES; do
+		printf '%s %s %s Mbit/s' "$sep" "$mode" "$(sp "$mode mbps")"
+		sep=,
+	done
+}
+
 # The standard and jumbo passes: every mode on one device configuration.
 modes_pass() {
 	local max=0 n mode r i cpu_line peer_line trunc_line rate_line zcrx_line sfx busy
@@ -656,6 +690,10 @@ modes_pass() {
 		fi
 	done
 	pick_cpus
+	if [ "$PASS" = jumbo ]; then
+		PACE=$JUMBO_MBPS
+		log "the peer sends $PACE Mbit/s in the timed runs"
+	fi
 
 	# Round by round, every mode once for each flow count, the modes'
 	# order rotating: the host's load drifts, and a fixed order would give
@@ -667,18 +705,25 @@ modes_pass() {
 			for i in $(seq 0 $((${#modes[@]} - 1))); do
 				timed "${modes[$(((i + r - 1) % ${#modes[@]}))]}" "$n" "$r"
 			done
-			add "$n copy/devmem" "$(div "${ROUND[$n copy cpu]:-}" "${ROUND[$n devmem cpu]:-}")"
-			add "$n devmem/trunc" "$(div "${ROUND[$n devmem cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
-			add "$n devmem-trunc/trunc" "$(div "${ROUND[$n devmem-trunc cpu]:-}" "${ROUND[$n trunc cpu]:-}")"
-			add "$n devmem-trunc/trunc host" "$(div "${ROUND[$n devmem-trunc host]:-}" "${ROUND[$n trunc host]:-}")"
+			SHORT=' '
+			if [ -n "$PACE" ]; then
+				for mode in "${modes[@]}"; do
+					kept_up "$n" "$mode" || SHORT+="$mode "
+				done
+			fi
+			paired copy/devmem copy devmem cpu
+			paired devmem/trunc devmem trunc cpu
+			paired devmem-trunc/trunc devmem-trunc trunc cpu
+			paired "devmem-trunc/trunc host" devmem-trunc trunc host
 			add "$n devmem/copy mbps" "$(div "${ROUND[$n devmem mbps]:-}" "${ROUND[$n copy mbps]:-}")"
-			add "$n copy/devmem host" "$(div "${ROUND[$n copy host]:-}" "${ROUND[$n devmem host]:-}")"
-			add "$n devmem/trunc host" "$(div "${ROUND[$n devmem host]:-}" "${ROUND[$n trunc host]:-}")"
-			add "$n zcrx/devmem host" "$(div "${ROUND[$n zcrx host]:-}" "${ROUND[$n devmem host]:-}")"
-			add "$n zcrx-dmabuf/devmem host" "$(div "${ROUND[$n zcrx-dmabuf host]:-}" "${ROUND[$n devmem host]:-}")"
-			add "$n copy/zcrx host" "$(div "${ROUND[$n copy host]:-}" "${ROUND[$n zcrx host]:-}")"
+			paired "copy/devmem host" copy devmem host
+			paired "devmem/trunc host" devmem trunc host
+			paired "zcrx/devmem host" zcrx devmem host
+			paired "zcrx-dmabuf/devmem host" zcrx-dmabuf devmem host
+			paired "copy/zcrx host" copy zcrx host
 		done
 	done
+	PACE=
 
 	teardown || fail=1
 
@@ -706,6 +751,8 @@ modes_pass() {
 		esac
 		if [ -n "$rate_line" ]; then
 			echo "$rate_line: devmem $(sp "devmem mbps") Mbit/s, copy $(sp "copy mbps") Mbit/s, ratio $(spr "devmem/copy mbps")$sfx"
+		else
+			echo "$cpu_line-rate: offered $JUMBO_MBPS Mbit/s, received$(received)$sfx"
 		fi
 		if [ -n "${BENCH_VERBOSE:-}" ]; then
 			echo "$cpu_line-guest: devmem $(sp "devmem cpu") ns/KiB, copy $(sp "copy cpu") ns/KiB, trunc $(sp "trunc cpu") ns/KiB, ratio copy/devmem $(spr copy/devmem), devmem/trunc $(spr devmem/trunc); peer: devmem $(sp "devmem peer"), copy $(sp "copy peer"), trunc $(sp "trunc peer") ns/KiB (the guest's busy time, which under TCG counts the vCPU's waits for a host CPU)$sfx"
@@ -834,12 +881,12 @@ drivers_teardown() {
 	return $rc
 }
 
-# Whether driver $2's run with $1 flows this round received at 90% of the
-# offered load or more; logs it when not.
-kept_up() { # flows driver
+# Whether the run of driver or mode $2 with $1 flows this round received
+# at 90% of the offered load (PACE) or more; logs it when not.
+kept_up() { # flows driver|mode
 	local got=${ROUND[$1 $2 mbps]:-0}
-	((got * 10 >= DRIVER_MBPS * 9)) && return 0
-	log "round $r, $1 flow(s), $2: received $got Mbit/s of the $DRIVER_MBPS offered: no ratio this round"
+	((got * 10 >= PACE * 9)) && return 0
+	log "round $r, $1 flow(s), $2: received $got Mbit/s of the $PACE offered: no ratio this round"
 	return 1
 }
 

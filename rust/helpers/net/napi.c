@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/netdevice.h>
-#include <net/sock.h>
 
 __rust_helper void
 rust_helper_netif_napi_add_config_locked(struct net_device *dev,
@@ -21,9 +20,4 @@ __rust_helper gro_result_t rust_helper_napi_gro_receive(struct napi_struct *napi
 							struct sk_buff *skb)
 {
 	return napi_gro_receive(napi, skb);
-}
-
-__rust_helper void rust_helper_skb_prepare_for_gro(struct sk_buff *skb)
-{
-	skb_prepare_for_gro(skb);
 }

@@ -71,7 +71,8 @@ mod poll;
 
 pub use poll::{
     NapiPoll,
-    NapiRx, //
+    NapiRx,
+    RxSkb, //
 };
 #[cfg(CONFIG_PAGE_POOL)]
 pub use poll::{

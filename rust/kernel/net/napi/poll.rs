@@ -19,6 +19,7 @@ use crate::{
     },
     net::{
         driver::Device,
+        netdev::NetDevice,
         skbuff::{
             DropReason,
             SkBuff, //
@@ -47,19 +48,17 @@ use core::cell::Cell;
 /// the stack anywhere else does not build:
 ///
 /// ```ignore,compile_fail,E0599
-/// use kernel::net::{
-///     napi::{
-///         Napi,
-///         Poll, //
-///     },
-///     skbuff::SkBuff,
+/// use kernel::net::napi::{
+///     Napi,
+///     Poll,
+///     RxSkb, //
 /// };
 /// # // twin: use kernel::net::napi::NapiRx;
 ///
-/// fn hand_over<T: Poll>(napi: &Napi<T>, skb: SkBuff) {
+/// fn hand_over<T: Poll>(napi: &Napi<T>, skb: RxSkb) {
 ///     napi.gro_receive(skb); // misuse
 /// }
-/// # // twin: fn hand_over_in_poll<T: Poll>(rx: &NapiRx<'_, T>, skb: SkBuff) {
+/// # // twin: fn hand_over_in_poll<T: Poll>(rx: &NapiRx<'_, T>, skb: RxSkb) {
 /// # // twin:     rx.gro_receive(skb);
 /// # // twin: }
 /// ```
@@ -284,6 +283,112 @@ impl SkBuff {
     }
 }
 
+/// A packet a poll made for a received frame ([`NapiRx::alloc_skb`],
+/// [`NapiRx::build_skb`]), changed since only as this type lets it be:
+/// its data and shared info are its own, and it has no destructor, so no
+/// socket (what `napi_alloc_skb` and `napi_build_skb` give). So
+/// [`NapiRx::gro_receive`] hands it to GRO without checking either.
+///
+/// It reads as an [`SkBuff`]; what changes it is its own (frags, the
+/// protocol, the checksum and hash the device found): a poll cannot swap
+/// it for a packet from elsewhere, shared or cloned, nor make it one.
+/// Such a packet does not go to GRO:
+///
+/// ```ignore,compile_fail,E0308
+/// use kernel::net::{
+///     napi::{
+///         NapiRx,
+///         Poll, //
+///     },
+///     skbuff::SkBuff,
+/// };
+/// # // twin: use kernel::net::napi::RxSkb;
+///
+/// fn hand_over<T: Poll>(rx: &NapiRx<'_, T>, skb: SkBuff) {
+///     rx.gro_receive(skb); // misuse
+/// }
+/// # // twin: fn hand_over_built<T: Poll>(rx: &NapiRx<'_, T>, skb: RxSkb) {
+/// # // twin:     rx.gro_receive(skb);
+/// # // twin: }
+/// ```
+///
+/// # Invariants
+///
+/// The packet is neither shared nor cloned ([`SkBuff::is_exclusive`]),
+/// and has no destructor.
+pub struct RxSkb(SkBuff);
+
+impl RxSkb {
+    /// Appends a frag of a pool buffer ([`SkBuff::add_rx_frag`]).
+    #[cfg(CONFIG_PAGE_POOL)]
+    #[inline]
+    pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
+        // INVARIANT: frags neither share nor clone the packet, nor give it
+        // a destructor.
+        self.0.add_rx_frag(buf, off, len)
+    }
+
+    /// Appends to the linear part ([`SkBuff::put_data`]).
+    #[inline]
+    pub fn put_data(&mut self, data: &[u8]) -> Result {
+        // INVARIANT: as in `add_rx_frag`.
+        self.0.put_data(data)
+    }
+
+    /// Sets the protocol and device from the Ethernet header
+    /// ([`SkBuff::eth_type_trans`]).
+    #[inline]
+    pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
+        self.0.eth_type_trans(dev)
+    }
+
+    /// Marks the checksums as checked ([`SkBuff::set_csum_unnecessary`]).
+    #[inline]
+    pub fn set_csum_unnecessary(&mut self) {
+        self.0.set_csum_unnecessary()
+    }
+
+    /// Records an L4 hash ([`SkBuff::set_l4_hash`]).
+    #[inline]
+    pub fn set_l4_hash(&mut self, hash: u32) {
+        self.0.set_l4_hash(hash)
+    }
+
+    /// Records an L3 hash ([`SkBuff::set_l3_hash`]).
+    #[inline]
+    pub fn set_l3_hash(&mut self, hash: u32) {
+        self.0.set_l3_hash(hash)
+    }
+
+    /// Frees the packet as dropped ([`SkBuff::drop_reason`]).
+    #[inline]
+    pub fn drop_reason(self, reason: DropReason) {
+        self.0.drop_reason(reason)
+    }
+
+    /// Frees the packet as consumed ([`SkBuff::consume`]).
+    #[inline]
+    pub fn consume(self) {
+        self.0.consume()
+    }
+}
+
+impl core::ops::Deref for RxSkb {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.0
+    }
+}
+
+impl From<RxSkb> for SkBuff {
+    #[inline]
+    fn from(skb: RxSkb) -> SkBuff {
+        skb.0
+    }
+}
+
 /// A page pool an instance holds ([`Added::attach_pool`](super::Added::attach_pool)), for its poll
 /// ([`NapiRx::pool`]).
 #[cfg(CONFIG_PAGE_POOL)]
@@ -453,26 +558,19 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         pools.get(id.slot).and_then(Option::as_ref)
     }
 
-    /// Hands a received packet to the stack through GRO
+    /// Hands a packet the poll made to the stack through GRO
     /// (`napi_gro_receive`). The packet must name the instance's device
-    /// as the one it came in on ([`SkBuff::eth_type_trans`] with
+    /// as the one it came in on ([`RxSkb::eth_type_trans`] with
     /// [`NapiRx::dev`]); one that names another device, or none, is
     /// dropped instead (`SKB_DROP_REASON_DEV_READY`): GRO may hold a
     /// packet on the instance's lists until a later flush, and only this
     /// instance's device is known to outlive them.
     ///
     /// GRO frees the packets it merges, and moves frags between their
-    /// shared infos, whoever else holds them: a packet that is shared or
-    /// cloned (one `start_xmit` got, looped back) is dropped
-    /// (`SKB_DROP_REASON_NOT_SPECIFIED`). One that a socket still owns is
-    /// made fit for GRO as the C loopback drivers make it
-    /// (`skb_prepare_for_gro`).
+    /// shared infos: an [`RxSkb`] is neither shared nor cloned, nor owned
+    /// by a socket, as GRO needs.
     #[inline]
-    pub fn gro_receive(&self, skb: SkBuff) {
-        if !skb.is_exclusive() {
-            skb.drop_reason(DropReason::NotSpecified);
-            return;
-        }
+    pub fn gro_receive(&self, skb: RxSkb) {
         // SAFETY: the buffer is ours and valid; while it is on no list,
         // the member of its union that is live is `dev` (set by
         // `eth_type_trans`, by `napi_alloc_skb` to the instance's device,
@@ -488,11 +586,10 @@ impl<'p, T: Poll> NapiRx<'p, T> {
             skb.drop_reason(DropReason::DevReady);
             return;
         }
-        // SAFETY: the buffer is ours alone, and valid.
-        unsafe { bindings::skb_prepare_for_gro(skb.as_raw()) };
         // SAFETY: in this instance's poll, with a budget; the buffer is
-        // given up, ours alone, and names the instance's device.
-        unsafe { bindings::napi_gro_receive(self.napi.as_raw(), skb.into_raw()) };
+        // given up, ours alone (`RxSkb`'s invariant), without a socket,
+        // and names the instance's device.
+        unsafe { bindings::napi_gro_receive(self.napi.as_raw(), SkBuff::from(skb).into_raw()) };
     }
 
     /// Records in `skb` that it came in on receive queue `queue` of the
@@ -502,7 +599,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// it). A queue the device does not use (`real_num_rx_queues`) is not
     /// recorded (`EINVAL`): the stack warns of a packet that names one.
     #[inline]
-    pub fn record_rx_queue(&self, skb: &mut SkBuff, queue: u16) -> Result {
+    pub fn record_rx_queue(&self, skb: &mut RxSkb, queue: u16) -> Result {
         if u32::from(queue) >= self.dev().real_num_rx_queues() {
             return Err(EINVAL);
         }
@@ -516,14 +613,16 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// (`napi_alloc_skb`); `None` without memory.
     // The caller is who made it, should it be dropped without a reason.
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
-    pub fn alloc_skb(&self, len: u32) -> Option<SkBuff> {
+    pub fn alloc_skb(&self, len: u32) -> Option<RxSkb> {
         // SAFETY: in this instance's poll, with a budget.
         let skb = unsafe { bindings::napi_alloc_skb(self.napi.as_raw(), len) };
         if skb.is_null() {
             return None;
         }
+        // INVARIANT: new, so neither shared nor cloned, and without a
+        // destructor.
         // SAFETY: a new buffer, ours.
-        Some(unsafe { SkBuff::from_raw(skb) })
+        Some(RxSkb(unsafe { SkBuff::from_raw(skb) }))
     }
 
     /// A packet built around a received frame where the device wrote it
@@ -549,7 +648,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         buf: PoolNetmem,
         headroom: u32,
         len: u32,
-    ) -> Result<SkBuff, PoolNetmem> {
+    ) -> Result<RxSkb, PoolNetmem> {
         if !buf.is_readable() || !buf.is_synced(headroom, len) {
             return Err(buf);
         }
@@ -597,7 +696,8 @@ impl<'p, T: Poll> NapiRx<'p, T> {
             bindings::skb_reserve(raw, headroom as c_int);
             bindings::__skb_put(raw, len);
             bindings::skb_mark_for_recycle(raw);
-            Ok(SkBuff::from_raw(raw))
+            // INVARIANT: as in `alloc_skb`.
+            Ok(RxSkb(SkBuff::from_raw(raw)))
         }
     }
 }

@@ -35,7 +35,8 @@ use kernel::{
             NapiPool,
             NapiRx,
             Poll,
-            PoolId, //
+            PoolId,
+            RxSkb, //
         },
         page_pool::{
             Params,
@@ -178,7 +179,7 @@ struct RxSlot {
 enum Partial {
     /// Its skb so far: the first descriptor's headers and payload, then a
     /// frag per descriptor.
-    Building(SkBuff),
+    Building(RxSkb),
     /// A descriptor of it could not be used: the rest are dropped with
     /// it, up to its last.
     Dropping(DropReason),
@@ -256,7 +257,7 @@ impl RxDone {
 
 /// Frees `skb` as dropped for `why` (`kfree_skb_reason`) and gives `why`
 /// back, for the frame's count.
-fn drop_skb(skb: SkBuff, why: DropReason) -> DropReason {
+fn drop_skb(skb: RxSkb, why: DropReason) -> DropReason {
     skb.drop_reason(why);
     why
 }
@@ -591,7 +592,7 @@ impl RxRing {
         (hdr, hlen): (PoolNetmem, u32),
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
-    ) -> Result<SkBuff, DropReason> {
+    ) -> Result<RxSkb, DropReason> {
         if (hlen as usize) < ETH_HLEN || hlen > HDR_SIZE || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
@@ -630,7 +631,7 @@ impl RxRing {
         pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
-    ) -> Result<SkBuff, DropReason> {
+    ) -> Result<RxSkb, DropReason> {
         if (len as usize) < ETH_HLEN || len > self.buf_size {
             return Err(DropReason::DevHdr);
         }
@@ -672,7 +673,7 @@ impl RxRing {
         pool: &Pool,
         (buf, len): (PoolNetmem, u32),
         watch: Option<(SynWatch<'_>, u32)>,
-    ) -> Result<SkBuff, DropReason> {
+    ) -> Result<RxSkb, DropReason> {
         if (len as usize) < ETH_HLEN || !fits_in_place(len) {
             // RLPML keeps longer frames out.
             return Err(DropReason::DevHdr);
@@ -694,11 +695,11 @@ impl RxRing {
     /// error, the skb was freed for the reason returned.
     fn append(
         &self,
-        mut skb: SkBuff,
+        mut skb: RxSkb,
         pool: Option<&Pool>,
         buf: Option<PoolNetmem>,
         len: u32,
-    ) -> Result<SkBuff, DropReason> {
+    ) -> Result<RxSkb, DropReason> {
         let (Some(pool), Some(buf)) = (pool, buf) else {
             // An armed descriptor without its buffer, or a ring without
             // its pool: the ring's own state is off.
@@ -859,7 +860,7 @@ impl RxRing {
     fn deliver<P: Poll>(
         &self,
         napi: &NapiRx<'_, P>,
-        mut skb: SkBuff,
+        mut skb: RxSkb,
         st: u64,
         info: RxInfo,
         done: &mut RxDone,
@@ -913,7 +914,7 @@ impl RxRing {
         info: RxInfo,
         st: u64,
         watch: Option<SynWatch<'_>>,
-    ) -> Result<SkBuff, DropReason> {
+    ) -> Result<RxSkb, DropReason> {
         let hlen = if self.split() {
             info.split_len(st & RXD_STAT_HBO != 0)
         } else {

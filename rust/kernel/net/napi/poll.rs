@@ -285,12 +285,13 @@ impl SkBuff {
 
 /// A packet a poll made for a received frame ([`NapiRx::alloc_skb`],
 /// [`NapiRx::build_skb`]), changed since only as this type lets it be:
-/// its data and shared info are its own, and it has no destructor, so no
-/// socket (what `napi_alloc_skb` and `napi_build_skb` give). So
+/// its data and shared info are its own, and it has neither a socket nor
+/// a destructor (what `napi_alloc_skb` and `napi_build_skb` give). So
 /// [`NapiRx::gro_receive`] hands it to GRO without checking either.
 ///
 /// It reads as an [`SkBuff`]; what changes it is its own (frags, the
-/// protocol, the checksum and hash the device found): a poll cannot swap
+/// protocol, the checksum and hash the device found, and the receive
+/// queue, [`NapiRx::record_rx_queue`]): a poll cannot swap
 /// it for a packet from elsewhere, shared or cloned, nor make it one.
 /// Such a packet does not go to GRO:
 ///
@@ -315,7 +316,7 @@ impl SkBuff {
 /// # Invariants
 ///
 /// The packet is neither shared nor cloned ([`SkBuff::is_exclusive`]),
-/// and has no destructor.
+/// and its socket and destructor are null.
 pub struct RxSkb(SkBuff);
 
 impl RxSkb {
@@ -324,7 +325,7 @@ impl RxSkb {
     #[inline]
     pub fn add_rx_frag(&mut self, buf: PoolNetmem, off: u32, len: u32) -> Result<(), PoolNetmem> {
         // INVARIANT: frags neither share nor clone the packet, nor give it
-        // a destructor.
+        // a socket or a destructor.
         self.0.add_rx_frag(buf, off, len)
     }
 
@@ -339,24 +340,28 @@ impl RxSkb {
     /// ([`SkBuff::eth_type_trans`]).
     #[inline]
     pub fn eth_type_trans(&mut self, dev: &NetDevice) -> Result {
+        // INVARIANT: as in `add_rx_frag`.
         self.0.eth_type_trans(dev)
     }
 
     /// Marks the checksums as checked ([`SkBuff::set_csum_unnecessary`]).
     #[inline]
     pub fn set_csum_unnecessary(&mut self) {
+        // INVARIANT: as in `add_rx_frag`.
         self.0.set_csum_unnecessary()
     }
 
     /// Records an L4 hash ([`SkBuff::set_l4_hash`]).
     #[inline]
     pub fn set_l4_hash(&mut self, hash: u32) {
+        // INVARIANT: as in `add_rx_frag`.
         self.0.set_l4_hash(hash)
     }
 
     /// Records an L3 hash ([`SkBuff::set_l3_hash`]).
     #[inline]
     pub fn set_l3_hash(&mut self, hash: u32) {
+        // INVARIANT: as in `add_rx_frag`.
         self.0.set_l3_hash(hash)
     }
 
@@ -559,10 +564,13 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     }
 
     /// Hands a packet the poll made to the stack through GRO
-    /// (`napi_gro_receive`). The packet must name the instance's device
-    /// as the one it came in on ([`RxSkb::eth_type_trans`] with
-    /// [`NapiRx::dev`]); one that names another device, or none, is
-    /// dropped instead (`SKB_DROP_REASON_DEV_READY`): GRO may hold a
+    /// (`napi_gro_receive`). The packet must have its Ethernet header
+    /// parsed, and name the instance's device as the one it came in on
+    /// ([`RxSkb::eth_type_trans`] with [`NapiRx::dev`]). One without a
+    /// MAC header is dropped (`SKB_DROP_REASON_DEV_HDR`): GRO compares the
+    /// MAC headers of the packets it holds, and reads one that was never
+    /// set at 64 KiB past the head. One that names another device, or
+    /// none, is dropped too (`SKB_DROP_REASON_DEV_READY`): GRO may hold a
     /// packet on the instance's lists until a later flush, and only this
     /// instance's device is known to outlive them.
     ///
@@ -571,10 +579,25 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     /// by a socket, as GRO needs.
     #[inline]
     pub fn gro_receive(&self, skb: RxSkb) {
+        // SAFETY: the buffer is ours; `mac_header` sits in the `headers`
+        // struct group, as `protocol` does (`SkBuff::eth_type_trans`).
+        let mac = unsafe {
+            (*skb.as_raw())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_ref()
+                .mac_header
+        };
+        // `skb_mac_header_was_set`: `eth_type_trans` sets it, and nothing
+        // an `RxSkb` does moves the head after it.
+        if mac == u16::MAX {
+            skb.drop_reason(DropReason::DevHdr);
+            return;
+        }
         // SAFETY: the buffer is ours and valid; while it is on no list,
         // the member of its union that is live is `dev` (set by
-        // `eth_type_trans`, by `napi_alloc_skb` to the instance's device,
-        // or null).
+        // `eth_type_trans`, by `alloc_skb` and `build_skb` to the
+        // instance's device, or null by unsafe code).
         let dev = unsafe {
             (*skb.as_raw())
                 .__bindgen_anon_1
@@ -587,8 +610,9 @@ impl<'p, T: Poll> NapiRx<'p, T> {
             return;
         }
         // SAFETY: in this instance's poll, with a budget; the buffer is
-        // given up, ours alone (`RxSkb`'s invariant), without a socket,
-        // and names the instance's device.
+        // given up, ours alone and without a socket or destructor
+        // (`RxSkb`'s invariant), with its MAC header set, and names the
+        // instance's device.
         unsafe { bindings::napi_gro_receive(self.napi.as_raw(), SkBuff::from(skb).into_raw()) };
     }
 
@@ -619,8 +643,9 @@ impl<'p, T: Poll> NapiRx<'p, T> {
         if skb.is_null() {
             return None;
         }
-        // INVARIANT: new, so neither shared nor cloned, and without a
-        // destructor.
+        // INVARIANT: new: one user and one data reference, not cloned,
+        // and every field up to `tail` zeroed (`skbuff_clear`), the
+        // socket and destructor among them.
         // SAFETY: a new buffer, ours.
         Some(RxSkb(unsafe { SkBuff::from_raw(skb) }))
     }
@@ -643,12 +668,7 @@ impl<'p, T: Poll> NapiRx<'p, T> {
     #[cfg(CONFIG_PAGE_POOL)]
     #[cfg_attr(CONFIG_DEBUG_NET, track_caller)]
     #[inline]
-    pub fn build_skb(
-        &self,
-        buf: PoolNetmem,
-        headroom: u32,
-        len: u32,
-    ) -> Result<RxSkb, PoolNetmem> {
+    pub fn build_skb(&self, buf: PoolNetmem, headroom: u32, len: u32) -> Result<RxSkb, PoolNetmem> {
         if !buf.is_readable() || !buf.is_synced(headroom, len) {
             return Err(buf);
         }

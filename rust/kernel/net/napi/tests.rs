@@ -258,7 +258,8 @@ mod suite {
     static HANDED: Atomic<u32> = Atomic::new(0);
 
     /// A queue whose poll hands GRO a frame that names another device, one
-    /// that names none, and one of its own.
+    /// that names none, one of its own whose Ethernet header it did not
+    /// parse, and one of its own.
     #[pin_data]
     struct GroQueue {
         #[pin]
@@ -272,13 +273,21 @@ mod suite {
             let other = napi.dev().data().other;
             if let Some(rx) = napi.rx() {
                 let own: &NetDevice = rx.dev();
-                for (dev, keep) in [(other, true), (own, false), (own, true)] {
+                for (dev, keep, parse) in [
+                    (other, true, true),
+                    (own, false, true),
+                    (own, true, false),
+                    (own, true, true),
+                ] {
                     // A broadcast frame of an unknown protocol (0xffff):
                     // the stack counts it dropped on the device it names.
                     let Some(mut skb) = rx.alloc_skb(64) else {
                         continue;
                     };
-                    if skb.put_data(&[0xff; 60]).is_err() || skb.eth_type_trans(dev).is_err() {
+                    // `alloc_skb` names the instance's device already.
+                    if skb.put_data(&[0xff; 60]).is_err()
+                        || (parse && skb.eth_type_trans(dev).is_err())
+                    {
                         continue;
                     }
                     if !keep {
@@ -368,12 +377,13 @@ mod suite {
             }
             fsleep(Delta::from_millis(10));
         }
-        // All three went to GRO; only the device's own one reached the
-        // stack, which dropped it, unknown, on the device. The others were
-        // freed before: the other device saw nothing, and the one that
+        // All four went to GRO; only the device's own parsed one reached
+        // the stack, which dropped it, unknown, on the device. The others
+        // were freed before: the other device saw nothing, the one that
         // named no device did not reach the stack, which would have
-        // crashed on it.
-        assert_eq!(HANDED.load(Relaxed), 3);
+        // crashed on it, and neither did the one without a MAC header,
+        // which GRO would have read 64 KiB past its head.
+        assert_eq!(HANDED.load(Relaxed), 4);
         assert_eq!(rx_dropped(dev), mine + 1);
         assert_eq!(rx_dropped(other_dev), theirs);
         drop(reg);

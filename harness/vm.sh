@@ -49,6 +49,12 @@ QEMU_NET=(
 	-netdev hubport,id=peer0,hubid=0
 	-device virtio-net-pci,netdev=peer0,mac=52:54:00:82:57:61
 )
+# QEMU's own log, for a VM that ends before the guest says it is done:
+# each CPU reset and a triple fault, what the guest did wrong to a device,
+# the run states and who asked for the shutdown (exit_cause below).
+# shellcheck disable=SC2054 # a comma list of log items
+QEMU_NET+=(-d guest_errors,cpu_reset -D "$RESULTS/qemu.log"
+	-trace runstate_set -trace qemu_system_shutdown_request)
 host_env=
 [ "${HOST_CPU:-0}" = 1 ] && QEMU_NET+=(-name debug-threads=on) && host_env="HOSTCPU=$RESULTS/hostcpu"
 # INSN_PLUGIN: harness/insncount.c built, to count the guest's
@@ -133,8 +139,31 @@ if [ -s "$RESULTS/hang.txt" ] || [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	cat "$RESULTS/hang.txt" >&2
 	die "VM did not finish within ${VM_TIMEOUT}s (console tail above; full console: $console)"
 fi
+# Why QEMU ended, from its log. virtme-ng exits 255 whenever QEMU ends
+# without the guest's exit code, and passes -no-reboot and panic=-1: a
+# guest reset, a panic's among them, ends QEMU without a shutdown request
+# (a panic prints in the console first). The reasons are QEMU's
+# ShutdownCause.
+exit_cause() {
+	local log=$RESULTS/qemu.log req
+	[ -f "$log" ] || { echo "QEMU wrote no log"; return; }
+	if grep -q 'Triple fault' "$log"; then
+		echo "a vCPU triple-faulted, which resets the machine"
+	elif req=$(grep -o 'qemu_system_shutdown_request reason=[0-9]*' "$log" | tail -n 1) && [ -n "$req" ]; then
+		case ${req##*=} in
+		4) echo "QEMU got a signal (its message is in the console)" ;;
+		6) echo "the guest powered the machine off" ;;
+		*) echo "a shutdown was requested (QEMU's ShutdownCause ${req##*=})" ;;
+		esac
+	elif grep -q 'new_state [0-9]* (shutdown)' "$log"; then
+		echo "the guest reset the machine (after a panic, the console has it)"
+	else
+		echo "QEMU logged no shutdown: it was killed (SIGKILL) or crashed"
+	fi
+}
+
 if ! grep -q '^\[guest\] done' "$console"; then
 	tail -n 40 "$console" >&2
-	die "VM exited ($rc) before the test runner finished (console tail above; full console: $console)"
+	die "VM exited ($rc) before the test runner finished: $(exit_cause) (console tail above; full console: $console; QEMU's log: $RESULTS/qemu.log)"
 fi
 exit 0

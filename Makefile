@@ -80,7 +80,7 @@ patches:
 clean:
 	@. $(H)/lib.sh && rm -rf "$$KBUILD_OUT" "$$CACHE_DIR/build-bench" "$$CACHE_DIR/build-bench-c" "$$CACHE_DIR/check" "$$CACHE_DIR/demo" "$$CACHE_DIR/bench" "$$CACHE_DIR"/bench-tx-* "$$CACHE_DIR/kselftest" \
 		"$$CACHE_DIR"/build-cfg-* "$$CACHE_DIR/check-configs" "$$CACHE_DIR/build-series" "$$CACHE_DIR/check-series" \
-		"$$CACHE_DIR/build-debug" "$$CACHE_DIR/check-debug" "$$CACHE_DIR/build-c" "$$CACHE_DIR"/bench-profile* "$$CACHE_DIR/static" "$$CACHE_DIR/am-check"
+		"$$CACHE_DIR/build-debug" "$$CACHE_DIR/check-debug" "$$C_KBUILD_OUT" "$$CACHE_DIR/build-debug-c" "$$CACHE_DIR"/bench-profile* "$$CACHE_DIR/static" "$$CACHE_DIR/am-check"
 
 distclean:
 	@. $(H)/lib.sh && rm -rf "$$CACHE_DIR"

@@ -73,9 +73,11 @@ seed_build_dir() { # dir main-dir
 
 # The C-core kernel: the main config with CONFIG_NET_DEVMEM_RUST=n, built
 # (incrementally) in a directory of its own, C_KBUILD_OUT, seeded from the
-# main build directory $1 the first time. make check's parity run and make
-# bench share it. kernel.sh's messages go to stderr; fails as it does.
-C_KBUILD_OUT=$CACHE_DIR/build-c
+# main build directory $1 the first time. It is named after the build
+# directory it pairs with (build-c, build-debug-c, build-user-c), so that
+# the debug kernel's parity run and a user tree's leave make check's alone.
+# kernel.sh's messages go to stderr; fails as it does.
+C_KBUILD_OUT=$KBUILD_OUT-c
 C_CORE_CONFIG="CONFIG_NET_DEVMEM_RUST=n"
 
 # make check's checkers off: make bench's kernels (whose times they would

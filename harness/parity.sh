@@ -17,7 +17,8 @@ set -euo pipefail
 
 rust_res=$1
 shift
-res=$CACHE_DIR/check/vm-c
+# Beside the Rust core's results: check/vm-c, check-debug/vm-c for DEBUG=1.
+res=${rust_res%/*}/vm-c
 
 t0=$(date +%s)
 if ! build_c_kernel "$KBUILD_OUT"; then

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The full test suite, in order: static checks, the kernel build, the
-# kselftest build, then one VM boot running the topology check, every KUnit
-# suite and the upstream kselftests. Prints one line per suite and ends with
+# The full test suite, in order: static checks, the kernel build (with
+# the compile-fail examples and the stack frames), the kselftest build,
+# the main VM boot (the topology check, every KUnit suite, the project's
+# suites and the upstream kselftests), the 4-vCPU boot (WIDE_SUITES), then
+# the C core's kernel (parity.sh). Prints one line per suite and ends with
 # 'N passed, M failed, K skipped'; exits non-zero on any failure.
 
 set -euo pipefail
@@ -12,6 +14,11 @@ started=$(date +%s) commit=$(run_commit)
 
 # Whether the user chose the suites (DEBUG=1 adds to the default set only).
 suites_chosen=${CHECK_SUITES:+yes}
+# Whether this is the whole run, whose summary results/ keeps: not when the
+# user chose the suites of either boot (CHECK_SUITES, WIDE_SUITES) or
+# whether the C core runs (CHECK_PARITY).
+whole=yes
+[ -z "${CHECK_SUITES:-}${WIDE_SUITES+set}${CHECK_PARITY+set}" ] || whole=
 CHECK_SUITES=${CHECK_SUITES:-"net-env kunit devmem-bind drivers/net/hw/devmem.py drivers/net/hw/nk_devmem.py devmem-rx-check devmem-tokens
 	drivers/net/hw/iou-zcrx.py nic-hds nic-jumbo nic-filters nic-rss nic-lifecycle
 	nic-ethtool drivers/net/ping.py drivers/net/hds.py drivers/net/queues.py drivers/net/stats.py
@@ -195,8 +202,9 @@ set -e
 
 # The summary of the whole run, replaced by each: results/check.txt
 # (results/check-debug.txt for DEBUG=1), which the README points at. A
-# run of chosen suites is not the whole run: it leaves the file alone.
-if [ -z "$suites_chosen" ]; then
+# run of chosen suites or boots is not the whole run: it leaves the file
+# alone.
+if [ "$whole" = yes ]; then
 	summary=$TOP_DIR/results/check.txt title=
 	if [ "${DEBUG:-0}" = 1 ]; then
 		summary=$TOP_DIR/results/check-debug.txt title=" DEBUG=1"

@@ -143,8 +143,14 @@ run_commit() {
 # STARTED (seconds since the epoch), and the result lines in LINES.
 write_summary() { # file title started commit lines
 	local accel=TCG
-	# vm.sh's probe of KVM, once per host boot.
-	[ "$(cat "$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)" 2>/dev/null)" != yes ] || accel=KVM
+	# As vm.sh's use_kvm chooses: never for KVM=0 or without /dev/kvm,
+	# always for KVM=1, else as its probe found in this host boot.
+	if [ "${KVM:-auto}" != 0 ] && [ -w /dev/kvm ]; then
+		if [ "${KVM:-auto}" = 1 ] ||
+			[ "$(cat "$CACHE_DIR/kvm-probe.$(cat /proc/sys/kernel/random/boot_id)" 2>/dev/null)" = yes ]; then
+			accel=KVM
+		fi
+	fi
 	mkdir -p "${1%/*}"
 	{
 		echo "# $2: written by harness/ at the end of each whole run"

@@ -35,7 +35,7 @@
 #
 # Each commit that changes the kernel (a file outside Documentation/,
 # tools/ and MAINTAINERS), and the base, is then booted (vm.sh, the kunit
-# suite alone, TCG) and judged by results.py as make check judges its
+# suite alone) and judged by results.py as make check judges its
 # boots: every KUnit case that ran passes, the kernel log holds no report
 # of a checker, kmemleak finds nothing. The suites the commit must run are
 # those of harness/kunit-suites its tree already has (the name in a
@@ -50,8 +50,9 @@
 # The boot wires no network (GUEST_NET=0, guest/run.sh): it loads igb_rs
 # for its suites and brings no interface up, as the commits of a driver
 # may not receive yet.
-# SERIES_KUNIT=0 builds only; a booted commit that passed is not booted
-# again for the same inputs (like "built before").
+# SERIES_KUNIT=0 builds only. A booted commit that passed is not booted
+# again for the same inputs (like "built before"): its line says "kunit
+# passed before".
 #
 # It stops at the first failure and exits non-zero; the worktree stays at
 # that commit. A commit that built before with the same configuration is
@@ -366,6 +367,9 @@ for i in $(seq 0 ${#commits[@]}); do
 		fi
 		echo "$c $inputs $kunit_inputs" >>"$booted"
 		what="$what, kunit ${k% *} suites ${k#* } s"
+	elif [ "$SERIES_KUNIT" = 1 ] && changes_kernel "$c"; then
+		# Its boot passed in an earlier run, with the same inputs.
+		what="$what, kunit passed before"
 	fi
 	printf 'ok   series %s %s (%s)\n' "$num" "$subject" "$what"
 	n=$((n + 1))

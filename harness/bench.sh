@@ -5,8 +5,8 @@
 # of its own (seeded from the main one the first time, so it builds
 # incrementally), boot it for the receive benchmarks; then boot it and the
 # C-core kernel (CONFIG_NET_DEVMEM_RUST=n, built the same way) in turn for
-# the transmit benchmark, and print the lines. Every figure but the first
-# line's is the median over the rounds with the lowest and the highest in
+# the transmit benchmark, and print the lines. Every figure but
+# devmem-alloc's is the median over the rounds with the lowest and the highest in
 # brackets, "M [lo-hi]"; a ratio is taken round by round, then its median
 # and spread. CPU time is the host's: the on-CPU time of the vCPU thread
 # the work ran on (harness/hostcpu.sh), which, unlike the guest's own busy

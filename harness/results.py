@@ -10,10 +10,10 @@ Usage: results.py EXPECTATIONS RESULTS_DIR [--static FILE] [--after FILE]
                   [--debug]
        results.py --retry-counts EXPECTATIONS SUITE OUTPUT
 
-With --tsv, judges a second run (the C core's) and prints one result line
-per suite, name suffixed with LABEL, as --after takes them: pass, fail,
-or flaky (passed only on a retry), which the run reading --after counts
-in its flaky total.
+With --tsv, judges another boot's run (the C core's or the 4-vCPU
+boot's) and prints one result line per suite, name suffixed with LABEL,
+as --after takes them: pass, fail, or flaky (passed only on a retry),
+which the run reading --after counts in its flaky total.
 
 Every KUnit test case that runs must pass, and every suite of the
 --kunit-suites file (harness/kunit-suites by default) must report. A

@@ -6,6 +6,7 @@
 #   harness-tests  the harness's own unit tests (harness/tests)
 #   shell lint  shellcheck on the harness scripts
 #   rustfmt     every .rs file of the overlay, with the kernel's rustfmt.toml
+#   rustfmt-patched  the upstream .rs files the patches change, as patched
 #   igb-layers  igb_rs's modules import each other in layers, with no
 #               circle (modcycles.py)
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the series
@@ -50,6 +51,25 @@ elif (cd "$TOP_DIR" && rustfmt --check --edition 2021 \
 else
 	sed 's/^/    /' "$work/rustfmt.log" | head -n 40 >&2
 	emit rustfmt fail "${#rs[@]} files; diff above"
+fi
+
+# rustfmt of the upstream Rust files the patches change (rust/kernel/lib.rs,
+# ...), as the tree holds them with the series applied; the overlay's are
+# checked above.
+mapfile -t prs < <(cd "$TOP_DIR" && sed -n 's|^+++ b/\(.*\.rs\)$|\1|p' patches/*.patch | sort -u |
+	while read -r f; do [ -e "$f" ] || echo "$f"; done)
+if [ ${#prs[@]} -eq 0 ]; then
+	emit rustfmt-patched pass "no upstream Rust file patched"
+elif (cd "$KERNEL_TREE" && for f in "${prs[@]}"; do
+	# From stdin, rustfmt formats the file alone, not the modules it
+	# declares (the whole kernel crate for lib.rs).
+	rustfmt --edition 2021 --config-path .rustfmt.toml --emit stdout <"$f" |
+		diff -u --label "$f" --label "$f (rustfmt)" "$f" - || exit 1
+done) >"$work/rustfmt-patched.log" 2>&1; then
+	emit rustfmt-patched pass "${#prs[@]} files"
+else
+	sed 's/^/    /' "$work/rustfmt-patched.log" | head -n 40 >&2
+	emit rustfmt-patched fail "${#prs[@]} files; diff above"
 fi
 
 # igb_rs's layers: a module that a lower one imports imports none of those

@@ -286,12 +286,19 @@ kunit_boot() { # commit num
 	kunit_list "$1" "$kunit_dir/$2.suites"
 	n=$(wc -l <"$kunit_dir/$2.suites")
 	t0=$(date +%s)
+	local boot=0
 	KERNEL_IMAGE=$build/arch/x86/boot/bzImage VM_TIMEOUT=${VM_TIMEOUT:-900} GUEST_NET=0 \
-		"$HARNESS_DIR/vm.sh" "$res" kunit >"$kunit_dir/$2.vm.log" 2>&1 || true
+		"$HARNESS_DIR/vm.sh" "$res" kunit >"$kunit_dir/$2.vm.log" 2>&1 || boot=$?
 	# vm.sh may stop before it makes the directory (no kernel image).
 	mkdir -p "$res"
 	python3 "$HARNESS_DIR/results.py" "$HARNESS_DIR/expectations" "$res" \
 		--kunit-suites "$kunit_dir/$2.suites" >"$res/verdict.txt" 2>&1 || return 1
+	# What results.py cannot see: a boot that failed after the suites ran
+	# (a panic or a reset as the guest powered off, vm.sh says which).
+	if [ "$boot" -ne 0 ]; then
+		echo "FAIL vm-boot: vm.sh failed ($boot): $(grep -m 1 "^\[vm\] error: " "$kunit_dir/$2.vm.log" | cut -c 1-300)" >>"$res/verdict.txt"
+		return 1
+	fi
 	# results.py judges the suites the VM says it ran: with none, it has
 	# nothing to fail. The kunit suite must be among them.
 	grep -q '^ok   kunit: ' "$res/verdict.txt" || {

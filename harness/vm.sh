@@ -166,4 +166,12 @@ if ! grep -q '^\[guest\] done' "$console"; then
 	tail -n 40 "$console" >&2
 	die "VM exited ($rc) before the test runner finished: $(exit_cause) (console tail above; full console: $console; QEMU's log: $RESULTS/qemu.log)"
 fi
+# The runner finished; the machine must then power off. A panic or a
+# reset on the way (a device's shutdown, say) comes after the log
+# recorder stopped.
+cause=$(exit_cause)
+if [ "$cause" != "the guest powered the machine off" ]; then
+	tail -n 40 "$console" >&2
+	die "the test runner finished, then $cause (VM exit $rc; console tail above; full console: $console; QEMU's log: $RESULTS/qemu.log)"
+fi
 exit 0

@@ -51,10 +51,12 @@ ESCAPE_RE = re.compile(rb'\\x([0-9a-fA-F]{2})')
 
 
 class Record:
-    def __init__(self, seq, usec, text):
+    def __init__(self, seq, usec, text, level=6):
         self.seq = seq
         self.usec = usec
         self.lines = text.split('\n')
+        # The log level (0 emerg ... 3 err, 4 warning ... 7 debug).
+        self.level = level
 
     def stamp(self):
         """The time as dmesg prints it: '[   12.345678]'."""
@@ -116,7 +118,8 @@ def parse(text):
             else:
                 log.lost.append(f'record {seq} follows record {prev}')
         prev = seq
-        log.records.append(Record(seq, int(m.group('usec')), unescape(m.group('text'))))
+        log.records.append(Record(seq, int(m.group('usec')), unescape(m.group('text')),
+                                  int(m.group('prio')) & 7))
     return log
 
 

@@ -41,7 +41,9 @@ class Guest:
         # Whether the recorder stopped at the end, reading what was left.
         self.ended = True
         self.extra = {'kmemleak.txt': '', 'kmemleak-scan.txt': 'ok\n',
-                      'dma-api-errors.txt': '0\n'}
+                      'dma-api-errors.txt': '0\n',
+                      'page-pools.txt': 'ok: every destroyed page pool has its buffers '
+                                        'back (after 0 s)\n'}
         self.log('Linux version 7.3.4 (root@devmem) (gcc 14.2.0) #1 SMP PREEMPT_DYNAMIC', 5)
         self.log('DMA-API: preallocated 65536 debug entries')
         self.log('DMA-API: debugging enabled by kernel config')

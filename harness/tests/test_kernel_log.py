@@ -55,8 +55,12 @@ def judge(suites, guest, extra=None, more=(), taps=None, listed=None):
         with open(os.path.join(res, 'suites'), 'w') as f:
             f.write(' '.join(suites if listed is None else listed))
         for s in suites:
+            tap = (taps or {}).get(s, TAP_OK)
             with open(os.path.join(res, s.replace('/', '_') + '.tap'), 'w') as f:
-                f.write((taps or {}).get(s, TAP_OK))
+                f.write(tap)
+            # Its exit status, as run.sh records it: 1 when a case failed.
+            with open(os.path.join(res, s.replace('/', '_') + '.rc'), 'w') as f:
+                f.write('1\n' if 'not ok ' in tap else '0\n')
         for name, text in dict(guest, **(extra or {})).items():
             with open(os.path.join(res, name), 'w') as f:
                 f.write(text)
@@ -293,6 +297,45 @@ class KernelLog(unittest.TestCase):
         self.assertIn('BUG: scheduling while atomic: ip/40', out)
 
 
+    def test_error_records_fail_the_run(self):
+        # What a driver or the kernel reports at level err or above and no
+        # checker prints: igb_rs's watchdog, the spurious-IRQ detector, the
+        # OOM killer.
+        for text, prio in (('igb_rs 0000:00:0a.0: transmit queue 0 hung (head 0x1a0, '
+                            'tail 0x1c0): reset', 3),
+                           ('irq 27: nobody cared (try booting with the "irqpoll" option)', 3),
+                           ('Disabling IRQ #27', 0),
+                           ('Out of memory: Killed process 312 (python3) total-vm:1kB', 3)):
+            with self.subTest(text=text):
+                g = guest_run.Guest()
+                g.state('start', 'net-env')
+                g.log(text, prio)
+                g.state('end', 'net-env')
+                self.fails(g.files(), f'during net-env: [')
+                self.assertIn(f'{text} (level {prio})', self.fails(g.files(), text))
+        # The same text at level warning is no finding; nor are the lines
+        # every boot prints at level err, nor errors in the injection suite.
+        g = guest_run.Guest(boot=["9p: Bad value for 'source'"])
+        g.state('start', 'net-env')
+        g.log('igb_rs 0000:00:0a.0: transmit queue 0 hung (head 0x1a0, tail 0x1c0): reset', 4)
+        g.log('rust_doctests_kernel: hello there', 0)
+        g.state('end', 'net-env')
+        g.state('start', 'faults')
+        g.log('kobject: kobject_add_internal failed for rx-2 (error: -12 parent: queues)', 3)
+        g.state('end', 'faults')
+        rc, out = judge(['net-env', 'faults'], g.files())
+        self.assertEqual(rc, 0, out)
+
+    def test_kunit_results_in_the_log_are_judged(self):
+        # igb_rs's suites run again each time the module loads, after the
+        # kunit suite read debugfs: their results are only in the log.
+        for line in ('    not ok 1 igb_rs_hw_model', '        ok 3 tx_hang # SKIP no device'):
+            with self.subTest(line=line):
+                g = guest_run.Guest()
+                g.suite('nic-lifecycle', ['    ok 1 igb_rs_hash', line])
+                self.fails(g.files(), line.strip(), suites=('nic-lifecycle',))
+
+
 class KernelState(unittest.TestCase):
     def test_new_taint_fails_the_suite_it_came_during(self):
         g = guest_run.Guest()
@@ -448,6 +491,30 @@ class Checkers(unittest.TestCase):
         g = guest_run.Guest()
         g.suite('net-env', ['kmemleak: Kernel memory leak detector disabled'])
         self.fails(g.files(), 'kmemleak turned itself off during net-env: [', 'kmemleak')
+
+    def test_destroyed_page_pools_must_have_their_buffers_back(self):
+        g = guest_run.Guest()
+        g.suite('net-env')
+        files = g.files()
+        rc, out = judge(['net-env'], files)
+        self.assertEqual(rc, 0, out)
+        self.assertIn('ok   page-pools: 1 passed', out)
+        for text, why in (('left: pool 7 (ifindex 2, 3 in flight, dma-buf 5)\n',
+                           'still hold buffers 30 s after the last suite: pool 7 (ifindex 2, '
+                           '3 in flight, dma-buf 5)'),
+                          ('not checked: the page-pool-get dump failed: ENOENT\n',
+                           'not checked: the page-pool-get dump failed'),
+                          (None, 'no page-pools.txt: the pools were not checked')):
+            with self.subTest(text=text):
+                f = dict(files)
+                if text is None:
+                    del f['page-pools.txt']
+                else:
+                    f['page-pools.txt'] = text
+                rc, out = judge(['net-env'], f)
+                self.assertEqual(rc, 1, out)
+                self.assertIn('FAIL page-pools', out)
+                self.assertIn(why, line_of(out, 'page-pools'))
 
     def test_dma_api_must_stay_on_until_faults(self):
         # Off before faults, or with no faults: a failure, named.

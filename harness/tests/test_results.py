@@ -74,6 +74,11 @@ def judge(files, expectations, static=None, extra=None, more=(),
         os.mkdir(res)
         with open(os.path.join(res, 'suites'), 'w') as f:
             f.write(' '.join(files))
+        # Each suite's exit status as the guest records it (run.sh): 1
+        # when a case failed (ksft_exit), else 0; `extra` may say other.
+        for suite, text in files.items():
+            with open(os.path.join(res, suite.replace('/', '_') + '.rc'), 'w') as f:
+                f.write('1\n' if re.search(r'^\s*not ok ', text, re.M) else '0\n')
         for name, text in dict(guest, **(extra or {})).items():
             with open(os.path.join(res, name), 'w') as f:
                 f.write(text)
@@ -107,14 +112,14 @@ class Judge(unittest.TestCase):
     def test_kunit_pass(self):
         rc, out = judge({'kunit': KUNIT_PASS}, '')
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('5 passed, 0 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('6 passed, 0 failed, 0 skipped'), out)
 
     def test_kunit_failed_assertion_fails_the_run(self):
         rc, out = judge({'kunit': KUNIT_FAIL}, '')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL devmem_alloc.alignment', out)
         self.assertIn('EXPECTATION FAILED at net/core/devmem_rs/alloc.rs:120', out)
-        self.assertTrue(out.rstrip().endswith('4 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
 
     def test_kunit_skip_is_a_failure(self):
         rc, out = judge({'kunit': KUNIT_SKIP}, '')
@@ -142,7 +147,7 @@ class Judge(unittest.TestCase):
         rc, out = judge({'kunit': KUNIT_PASS}, '', kunit_suites=('devmem_alloc', 'igb_rs_ring'))
         self.assertEqual(rc, 1, out)
         self.assertIn('MISSING KUnit suite igb_rs_ring', out)
-        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('6 passed, 1 failed, 0 skipped'), out)
 
     def test_unlisted_kunit_suite_is_a_note(self):
         rc, out = judge({'kunit': KUNIT_PASS}, '', kunit_suites=())
@@ -157,14 +162,14 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL devmem_alloc: no result line of its own: the output ends '
                       'inside it (2 case results)', out)
-        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('6 passed, 1 failed, 0 skipped'), out)
         # The same for a parameterised case inside a suite that closed.
         nested = KUNIT_PASS.replace('    ok 2 alignment\n', textwrap.indent(
             '# Subtest: alignment\nok 1 4 bytes\n', '        '))
         rc, out = judge({'kunit': nested}, '')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL alignment: no result line of its own', out)
-        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('6 passed, 1 failed, 0 skipped'), out)
 
     def test_kselftest_case_cut_off_before_its_result_fails(self):
         tap = 'TAP version 13\n1..1\n    ok 1 sub.a\n'
@@ -193,7 +198,7 @@ class Judge(unittest.TestCase):
                's.py check_tx unclaimed no driver yet\n')
         rc, out = judge({'s.py': DEVMEM_SKIPS}, exp)
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('3 passed, 0 failed, 2 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('4 passed, 0 failed, 2 skipped'), out)
 
     def test_skip_of_claimed_case_is_a_failure(self):
         exp = 's.py check_rx pass\ns.py check_tx unclaimed no driver yet\n'
@@ -219,7 +224,7 @@ class Judge(unittest.TestCase):
                'z.py test_zcrx.rss unclaimed no RSS contexts\n')
         rc, out = judge({'z.py': text}, exp)
         self.assertEqual(rc, 0, out)
-        self.assertTrue(out.rstrip().endswith('4 passed, 0 failed, 1 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 0 failed, 1 skipped'), out)
         rc, out = judge({'z.py': text}, 'z.py test_zcrx.single pass\n')
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL test_zcrx.rss (claimed)', out)
@@ -264,13 +269,98 @@ class Judge(unittest.TestCase):
                       '        Exception| Exception: Waiting for port listen timed out', out)
         self.assertIn('FLAKY check_rx_hds: failed in attempt 1, passed in attempt 2', out)
         lines = out.rstrip().split('\n')
-        self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)', '5 passed, 0 failed, 0 skipped'])
+        self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)', '6 passed, 0 failed, 0 skipped'])
         self.assertNotIn('failed: ', out)
         rc, out = judge({'d.py': first}, '', extra={'d.py.attempt1': first})
         self.assertEqual(rc, 1, out)
         self.assertNotIn('FLAKY', out)
         # What failed, again where the tail of a log shows it.
         self.assertIn('failed: 1 (d.py): their lines above say why\nflaky: 0 suites\n', out)
+
+    def test_a_retry_after_a_first_attempt_cut_short_fails(self):
+        # Attempt 1 printed one of its two results, then was killed or hung.
+        first = LISTEN_TIMEOUT_ATTEMPT.replace('1..2\nok 1 devmem.check_rx\n', '1..3\n')
+        second = LISTEN_TIMEOUT_ATTEMPT.replace('not ok 2', 'ok 2')
+        rc, out = judge({'d.py': second}, '', extra={'d.py.attempt1': first})
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL attempt 1: cut short (plan 3, 1 results)', out)
+
+    def test_exit_status_without_a_failed_case_fails(self):
+        tap = 'TAP version 13\n1..1\nok 1 t.a\n'
+        for suite in ('t.py', 'nic-filters'):
+            with self.subTest(suite=suite):
+                # An exception after the last result: exit 1, every case ok.
+                rc, out = judge({suite: tap + 'Traceback (most recent call last):\n'}, '',
+                                extra={suite + '.rc': '1\n'})
+                self.assertEqual(rc, 1, out)
+                self.assertIn('EXIT 1: no case failed, yet the suite exited 1', out)
+        # A failed case explains the status.
+        rc, out = judge({'t.py': 'TAP version 13\n1..1\nnot ok 1 t.a\n'},
+                        't.py * unclaimed not here\n', extra={'t.py.rc': '1\n'})
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn('EXIT', out)
+
+    def test_missing_exit_status_fails(self):
+        # No .rc file, or one the guest began and never wrote.
+        for rc_file in (None, ''):
+            with self.subTest(rc_file=rc_file), tempfile.TemporaryDirectory() as d:
+                res = os.path.join(d, 'res')
+                os.mkdir(res)
+                for name, text in guest_run.clean(['t.py']).items():
+                    with open(os.path.join(res, name), 'w') as f:
+                        f.write(text)
+                with open(os.path.join(res, 'suites'), 'w') as f:
+                    f.write('t.py')
+                with open(os.path.join(res, 't.py.tap'), 'w') as f:
+                    f.write('TAP version 13\n1..1\nok 1 t.a\n')
+                if rc_file is not None:
+                    with open(os.path.join(res, 't.py.rc'), 'w') as f:
+                        f.write(rc_file)
+                exp = os.path.join(d, 'exp')
+                open(exp, 'w').close()
+                p = subprocess.run([sys.executable, RESULTS, exp, res] + kunit_list(d, ()),
+                                   capture_output=True, text=True, check=False)
+                self.assertEqual(p.returncode, 1, p.stdout)
+                self.assertIn('NO EXIT STATUS: the guest recorded none', p.stdout)
+
+    def test_kunit_suite_of_no_cases_fails(self):
+        # A plan of none, and the suite's line a SKIP: it ran nothing.
+        empty = textwrap.dedent('''\
+            KTAP version 1
+            1..1
+                KTAP version 1
+                # Subtest: devmem_alloc
+                1..0
+            ok 1 devmem_alloc # SKIP no cases
+            ''')
+        rc, out = judge({'kunit': empty}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('devmem_alloc: no test case results', out)
+        # Its cases ran, but the suite's own line says it skipped.
+        rc, out = judge({'kunit': KUNIT_PASS.replace('ok 1 devmem_alloc',
+                                                     'ok 1 devmem_alloc # SKIP no device')}, '')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('SKIP devmem_alloc: the whole suite skipped: no device', out)
+
+    def test_an_unclaimed_case_failing_another_way_fails(self):
+        # toeplitz.py's TCP cases are unclaimed for too few frames in 4 s;
+        # a frame hashed wrong is no such failure.
+        exp = ('drivers/net/hw/toeplitz.py * pass\n'
+               'drivers/net/hw/toeplitz.py test.*tcp_ipv* unclaimed the pace\n')
+        tap = textwrap.dedent('''\
+            TAP version 13
+            1..1
+            # Exception|   STDERR: RSS indirection table size: 128
+            # Exception|           count: pass=3 nohash=0 fail=0
+            not ok 1 toeplitz.test.tcp_ipv4
+            ''')
+        rc, out = judge({'drivers/net/hw/toeplitz.py': tap}, exp)
+        self.assertEqual(rc, 0, out)
+        self.assertIn('FAIL test.tcp_ipv4: unclaimed, the pace', out)
+        rc, out = judge({'drivers/net/hw/toeplitz.py': tap.replace('fail=0', 'fail=2')}, exp)
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL test.tcp_ipv4: unclaimed, the pace; but the receiver found frames '
+                      'with a wrong hash', out)
 
     def test_a_port_the_peer_held_is_named(self):
         failed = ('TAP version 13\n1..2\nok 1 devmem.check_rx\n'
@@ -359,7 +449,7 @@ class Judge(unittest.TestCase):
             self.assertIn('fix it, do not retry it', out)
             lines = out.rstrip().split('\n')
             self.assertEqual(lines[-2:], ['flaky: 1 suites (d.py)',
-                                          '4 passed, 1 failed, 0 skipped'])
+                                          '5 passed, 1 failed, 0 skipped'])
             # A run without a retry clears it; flaky after that is once.
             rc, out = run(**green)
             self.assertEqual(rc, 0, out)
@@ -551,7 +641,7 @@ class Judge(unittest.TestCase):
         self.assertIn('listed as slow, but a timeout is excused only with the evidence '
                       'of progress', out)
         self.assertIn('FAIL check_tx (claimed)', out)
-        self.assertTrue(out.rstrip().endswith('3 passed, 2 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('4 passed, 2 failed, 0 skipped'), out)
 
     def test_slow_case_passes_and_must_report(self):
         tap = 'TAP version 13\n1..1\nok 1 devmem.check_rx\n'
@@ -559,7 +649,7 @@ class Judge(unittest.TestCase):
         # check_tx, listed as slow, has no result: a failure.
         self.assertEqual(rc, 1, out)
         self.assertIn('MISSING check_tx: no result', out)
-        self.assertTrue(out.rstrip().endswith('4 passed, 1 failed, 0 skipped'), out)
+        self.assertTrue(out.rstrip().endswith('5 passed, 1 failed, 0 skipped'), out)
 
     def test_checker_giving_up_under_fault_injection_is_a_note(self):
         # DMA-API debugging's own allocation failed, injected: it says so
@@ -597,10 +687,19 @@ RUN_SH = os.path.join(HERE, '..', 'guest', 'run.sh')
 RETRY_EXP = 'nk_qlease.py * pass\nnk_qlease.py test_rss unclaimed no RSS contexts\n'
 
 
-def retry_counts(text, suite='nk_qlease.py'):
+def whole(text):
+    """A ksft run's output of the case results in text: its plan first."""
+    n = len(re.findall(r'^(?:not )?ok \d+', text, re.M))
+    return f'TAP version 13\n1..{n}\n{text}'
+
+
+def retry_counts(text, suite='nk_qlease.py', plan=True):
     """What suite_kselftest (in guest/run.sh) retries on, as the guest
     gets it from results.py --retry-counts: failed claimed cases, and
-    those of them that failed only on a timeout."""
+    those of them that failed only on a timeout. The run is whole (its
+    plan as many as the results in text) unless plan is False."""
+    if plan:
+        text = whole(text)
     with tempfile.TemporaryDirectory() as d:
         exp = os.path.join(d, 'expectations')
         out = os.path.join(d, 'out')
@@ -658,6 +757,17 @@ class GuestRetryRule(unittest.TestCase):
         # Without a timeout, an unclaimed failure alone retries nothing.
         self.assertEqual(retry_counts(zcrx.split('not ok 1', 1)[0].replace(
             'timed out', 'other') + 'not ok 2 nk_qlease.test_rss\n'), (0, 0))
+
+    def test_a_run_cut_short_is_not_retried(self):
+        # Killed (or hung) after its first result, on a listen timeout: the
+        # cases that never printed theirs may have hung, which no retry
+        # excuses. Counted as a failure on no timeout.
+        listen = '# Exception| Exception: Waiting for port listen timed out\nnot ok 1 d.x\n'
+        self.assertEqual(retry_counts('TAP version 13\n1..3\n' + listen, plan=False), (2, 1))
+        self.assertEqual(retry_counts(listen, plan=False), (2, 1))
+        with open(RUN_SH, encoding='utf-8') as f:
+            src = f.read()
+        self.assertIn('[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]', src)
 
 if __name__ == '__main__':
     unittest.main()

@@ -1095,7 +1095,7 @@ def judge_page_pools(res_dir):
     if text.startswith('ok'):
         return 1, 0, 0, [], text[len('ok: '):] or 'ok'
     if text.startswith('left: '):
-        return 0, 1, 0, [f'    destroyed pools that still hold buffers 30 s after the last '
+        return 0, 1, 0, [f'    destroyed pools that still hold buffers 60 s after the last '
                          f'suite: {text[len("left: "):]}'], 'buffers not given back'
     return 0, 1, 0, [f'    {text or "page-pools.txt is empty"}'], 'not checked'
 

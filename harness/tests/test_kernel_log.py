@@ -500,7 +500,7 @@ class Checkers(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn('ok   page-pools: 1 passed', out)
         for text, why in (('left: pool 7 (ifindex 2, 3 in flight, dma-buf 5)\n',
-                           'still hold buffers 30 s after the last suite: pool 7 (ifindex 2, '
+                           'still hold buffers 60 s after the last suite: pool 7 (ifindex 2, '
                            '3 in flight, dma-buf 5)'),
                           ('not checked: the page-pool-get dump failed: ENOENT\n',
                            'not checked: the page-pool-get dump failed'),

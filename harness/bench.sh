@@ -78,6 +78,14 @@
 #   devmem-rx-profile: <mode> ... (c core)
 #   devmem-rx-profile-extra: devmem over trunc ... (c core)
 #   devmem-rx-profile-cores: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio <r>; over trunc: rust core +<n>, c core +<n>
+#   devmem-rx-profile-core: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio rust/c <r>: <func> <rust>/<c>, ... rust/c insns/call
+#
+# (the cores line the whole path, which the core shares with the driver,
+# TCP and the page pool, whose counts vary from boot to boot with batching
+# and lock contention by more than the core's own share; the core line
+# the core's own code alone, as harness/coreprof.py says: its object, the
+# allocator library either core runs and the page pool's provider
+# helpers; a goal judges each)
 #
 # and the transmit profile, a boot of each core with the counter for
 # bench-tx-profile (bench_tx.sh's profile pass: send, MSG_ZEROCOPY and
@@ -90,10 +98,10 @@
 #   devmem-tx-profile-extra: devmem rust core over c core +<n> insns/KiB (MTU <m>): <func> +<n>, ...; <func> -<n>, ...
 #   devmem-tx-profile-core: devmem rust core <n> insns/KiB, c core <n> insns/KiB, ratio rust/c <r> (MTU <m>): <func> <rust>/<c>, ... rust/c insns/call
 #
-# (the last counts the core's own functions, those of its object: the
-# rest of the path is TCP's, whose count varies between boots by as much
-# as the whole path's ratio, as the send mode, which never reaches the
-# core, shows; the goal judges the core's line).
+# (the last counts the core's own code, as devmem-rx-profile-core does:
+# the rest of the path is TCP's, whose count varies between boots by as
+# much as the whole path's ratio, as the send mode, which never reaches
+# the core, shows; the goal judges the core's line).
 #
 # The first line says how the benchmark kernels were built:
 #
@@ -270,6 +278,22 @@ r=$(ratio "$rust_n" "$c_n")
 verdict="NOT met"
 [ "$r" != n/a ] && awk -v r="$r" 'BEGIN { exit !(r <= 1.0) }' && verdict=met
 goals+=$'\n'"goal: rust core at most c on devmem-rx-profile-cores: $verdict ($r)"
+# The core's own code (harness/coreprof.py): each core's object and the
+# allocator library objects, the same ones for both; with the C helpers
+# called from Rust (INLINE_HELPERS=0), their object too, for both, as
+# the Rust core's calls into them are its code (the driver's calls count
+# on both sides alike).
+core_objs=(--object "rust:$KBUILD_OUT/net/core/devmem_rs/devmem_rs.o"
+	--object "c:$C_KBUILD_OUT/net/core/devmem.o")
+lib_objs=(lib/genalloc.o lib/bitmap.o lib/find_bit.o)
+[ "$INLINE_HELPERS" = 1 ] || lib_objs+=(rust/helpers/helpers.o)
+for o in "${lib_objs[@]}"; do
+	core_objs+=(--object "rust:$KBUILD_OUT/$o" --object "c:$C_KBUILD_OUT/$o")
+done
+rxc=$(python3 "$HARNESS_DIR/coreprof.py" rx "$res_p" "$res_pc" "${core_objs[@]}") ||
+	die "devmem-rx-profile-core: no line; see $res_p/hostcpu and $res_pc/hostcpu"
+grep -v '^goal: ' <<<"$rxc"
+goals+=$'\n'$(grep '^goal: ' <<<"$rxc")
 
 # The transmit profile: each core's kernel booted once more, with the
 # counter, for bench-tx-profile, as the timed TX boots are
@@ -287,9 +311,8 @@ for core in c rust; do
 		die "bench-tx-profile ($core core): a run failed; see $r/bench-tx-profile.tap"
 	txp_args+=("$core:$r")
 done
-# The core's own functions, for its line and goal: those of its object.
-txp_args+=(--object "rust:$KBUILD_OUT/net/core/devmem_rs/devmem_rs.o"
-	--object "c:$C_KBUILD_OUT/net/core/devmem.o")
+# The core's own code, for its line and goal, as on receive.
+txp_args+=("${core_objs[@]}")
 txp=$(python3 "$HARNESS_DIR/benchtx.py" --profile "${txp_args[@]}") ||
 	die "bench-tx-profile: no lines; see $CACHE_DIR/bench-tx-profile-*/bench-tx-profile.tap"
 grep -v '^goal: ' <<<"$txp"

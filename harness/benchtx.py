@@ -56,25 +56,23 @@ The whole path is mostly TCP's, which both cores share and whose count
 varies between boots (acks, coalescing, window): the send and zerocopy
 modes, which never reach the core, differ between the two boots by as
 much as the devmem mode does. The core line counts the code that differs:
-the functions of OBJ, the core's object (net/core/devmem.o for C,
-net/core/devmem_rs/devmem_rs.o for Rust), from the devmem run's raw
-counts (hostcpu/tx.devmem.MTU.counts, .kallsyms, .run), with each
-function's instructions per call on each core (calls: the runs of its
-first block). The goal judges it; without OBJ for both cores there is
-no core line and the goal judges the whole path.
+the core's own code (harness/coreprof.py: the functions of the OBJ given
+for each core, its object and the allocator library, and the provider
+helpers), from the devmem run's raw counts (hostcpu/tx.devmem.MTU.counts,
+.kallsyms, .run), with each function's instructions per call on each
+core (calls: the runs of its first block). The goal judges it; without
+OBJ for both cores there is no core line and the goal judges the whole
+path.
 """
 
-import bisect
 import math
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest"))
-import insns  # noqa: E402
+import coreprof
 
 
 def parse(path):
@@ -166,88 +164,13 @@ def load_per(path):
     return per
 
 
-def object_functions(obj):
-    """The names of the functions an object file defines."""
-    nm = shutil.which("llvm-nm") or shutil.which("nm")
-    if not nm:
-        raise OSError("no llvm-nm or nm on PATH")
-    out = subprocess.run([nm, "--defined-only", obj], check=True, capture_output=True,
-                         text=True).stdout
-    return {p[2] for p in (line.split() for line in out.splitlines())
-            if len(p) >= 3 and p[1] in "tTwW"}
-
-
-def core_profile(hostcpu, run, funcs):
-    """{name: (insns per KiB, calls per KiB)} of the functions in funcs
-    (names of the core's object) in run ("devmem.MTU") of a boot.
-
-    A name may be in the kernel more than once (a static function, a
-    generic instantiated in several crates): the copies that are the
-    object's are the ones between the first and the last address of the
-    object's names that are in the kernel once, its text being linked in
-    one piece."""
-    base = os.path.join(hostcpu, "tx." + run)
-    syms = insns.load_syms(base + ".kallsyms")
-    seen = defaultdict(int)
-    for _, name in syms:
-        seen[name] += 1
-    anchors = [k for k, (_, name) in enumerate(syms) if name in funcs and seen[name] == 1]
-    if not anchors:
-        return {}
-    lo, hi = syms[anchors[0]][0], syms[min(anchors[-1] + 1, len(syms) - 1)][0]
-    if anchors[-1] + 1 >= len(syms):
-        hi = float("inf")
-    addrs = [a for a, _ in syms]
-    with open(base + ".run", encoding="utf-8") as f:
-        vcpu, nbytes = (int(x) for x in f.read().split())
-    kib = nbytes / 1024
-    out = defaultdict(lambda: [0, 0])
-    with open(base + ".counts", encoding="utf-8") as f:
-        for line in f:
-            p = line.split()
-            runs = int(p[2 + vcpu])
-            vaddr = int(p[0], 16)
-            if not runs or not lo <= vaddr < hi:
-                continue
-            k = bisect.bisect_right(addrs, vaddr) - 1
-            if k < 0 or syms[k][1] not in funcs:
-                continue
-            v = out[insns.demangle(syms[k][1])]
-            v[0] += int(p[1]) * runs
-            if vaddr == syms[k][0]:
-                v[1] += runs
-    return {name: (n / kib, calls / kib) for name, (n, calls) in out.items()}
-
-
-def core_line(mtu, prof):
-    """The devmem-tx-profile-core line and the ratio, from each core's
-    core_profile."""
-    tot = {core: sum(v[0] for v in p.values()) for core, p in prof.items()}
-    ratio = tot["rust"] / tot["c"] if tot["c"] > 0 else float("nan")
-
-    def per_call(v):
-        return f"{v[0] / v[1]:.1f}" if v and v[1] > 0 else "-"
-
-    names = sorted(set(prof["rust"]) | set(prof["c"]),
-                   key=lambda n: -(prof["rust"].get(n, (0, 0))[0] + prof["c"].get(n, (0, 0))[0]))
-    funcs = ", ".join(f"{n} {per_call(prof['rust'].get(n))}/{per_call(prof['c'].get(n))}"
-                      for n in names[:8])
-    return (f"devmem-tx-profile-core: devmem rust core {tot['rust']:.1f} insns/KiB, "
-            f"c core {tot['c']:.1f} insns/KiB, ratio rust/c {ratio:.2f} (MTU {mtu}): "
-            f"{funcs or '-'} rust/c insns/call"), ratio
-
-
 def profile_main(args):
-    dirs, objs = {}, {}
-    args = list(args)
-    while "--object" in args:
-        k = args.index("--object")
-        core, _, obj = (args[k + 1] if k + 1 < len(args) else "").partition(":")
-        if core not in ("rust", "c") or not obj:
-            print("benchtx.py: --object CORE:OBJ", file=sys.stderr)
-            return 2
-        objs[core] = obj
-        del args[k:k + 2]
+    parsed = coreprof.parse_objects(args)
+    if parsed is None:
+        print("benchtx.py: --object CORE:OBJ", file=sys.stderr)
+        return 2
+    args, objs = parsed
+    dirs = {}
     for arg in args:
         core, _, path = arg.partition(":")
         if core not in ("rust", "c") or not path or core in dirs:
@@ -264,9 +187,9 @@ def profile_main(args):
                   file=sys.stderr)
             return 1
     funcs = {}
-    if len(objs) == 2:
+    if all(objs.values()):
         try:
-            funcs = {core: object_functions(obj) for core, obj in objs.items()}
+            funcs = coreprof.functions_of(objs)
         except (OSError, subprocess.CalledProcessError) as e:
             print(f"benchtx.py: the core's functions: {e}", file=sys.stderr)
             return 1
@@ -305,16 +228,17 @@ def profile_main(args):
                 continue
             run = f"devmem.{mtu}"
             try:
-                cp = {core: core_profile(os.path.join(d, "hostcpu"), run, funcs[core])
+                cp = {core: coreprof.core_profile(os.path.join(d, "hostcpu", "tx." + run),
+                                                  funcs[core])
                       for core, d in dirs.items()}
-            except OSError as e:
+            except (OSError, ValueError) as e:
                 print(f"benchtx.py: the core's profile, MTU {mtu}: {e}", file=sys.stderr)
                 return 1
             if not cp["rust"] or not cp["c"]:
                 print(f"benchtx.py: no instructions in the core's functions, MTU {mtu}",
                       file=sys.stderr)
                 return 1
-            line, core_ratio = core_line(mtu, cp)
+            line, core_ratio = coreprof.core_line("devmem-tx-profile-core", f"MTU {mtu}", cp)
             lines.append(line)
             goals.append(goal(f"rust core at most c on devmem-tx-profile-core (MTU {mtu})",
                               [core_ratio], lambda x: x <= 1.0))

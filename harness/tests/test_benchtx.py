@@ -11,6 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import benchtx  # noqa: E402
+import coreprof  # noqa: E402
 
 
 def tap(lines):
@@ -150,13 +151,13 @@ class BenchTxProfile(unittest.TestCase):
         rust = profile_boot({'devmem': 800}, {'f': 1})
         raw(c, 5)
         raw(rust, 4)
-        real = benchtx.object_functions
-        benchtx.object_functions = lambda obj: {'get', 'dup', 'last'}
+        real = coreprof.object_functions
+        coreprof.object_functions = lambda obj: {'get', 'dup', 'last'}
         try:
             rc, out = run(['--profile', 'c:' + c, 'rust:' + rust,
                            '--object', 'c:devmem.o', '--object', 'rust:devmem_rs.o'])
         finally:
-            benchtx.object_functions = real
+            coreprof.object_functions = real
         self.assertEqual(rc, 0)
         # Per KiB (2 KiB sent): c (5*4 + 2*2 + 3*2 + 1*2) / 2 = 16,
         # rust (4*4 + 4 + 6 + 2) / 2 = 14; 'get' 6 and 5 instructions

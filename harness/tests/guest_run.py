@@ -43,7 +43,8 @@ class Guest:
         self.extra = {'kmemleak.txt': '', 'kmemleak-scan.txt': 'ok\n',
                       'dma-api-errors.txt': '0\n',
                       'page-pools.txt': 'ok: every destroyed page pool has its buffers '
-                                        'back (after 0 s)\n'}
+                                        'back (dump 1, begun 0 s after the last suite, '
+                                        '5 s long)\n'}
         self.log('Linux version 7.3.4 (root@devmem) (gcc 14.2.0) #1 SMP PREEMPT_DYNAMIC', 5)
         self.log('DMA-API: preallocated 65536 debug entries')
         self.log('DMA-API: debugging enabled by kernel config')

@@ -18,7 +18,7 @@
 #   devmem-rx-trunc: devmem-trunc <ns/KiB>, trunc <ns/KiB>, ratio devmem-trunc/trunc <r>
 #   devmem-rx-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
 #   devmem-rx-zcrx: zcrx <ns/KiB> (peer busy <p>%), zcrx-dmabuf <ns/KiB> (...), devmem <ns/KiB>, ratio zcrx/devmem <r>, zcrx-dmabuf/devmem <s>, copy/zcrx <t>
-#   devmem-rx: devmem <Mbit/s>, copy <Mbit/s>, ratio <r>
+#   devmem-rx-rate: offered <Mbit/s>, received devmem <Mbit/s>, copy <Mbit/s>, ...
 #   (the five devmem-rx lines again for 4 flows, "(4 flows)")
 #   devmem-rx-jumbo: devmem <ns/KiB>, copy <ns/KiB>, trunc <ns/KiB>, ratio copy/devmem <r>, devmem/trunc <t>
 #   devmem-rx-jumbo-peer: devmem <ns/KiB> (busy <p>%), copy ..., trunc ...; other QEMU threads: ...
@@ -41,8 +41,8 @@
 # and driver-rx lines from its bench-rx suite (harness/guest/bench_rx.sh:
 # the receiver's CPU per KiB, and the peer's, for devmem, copy, trunc and
 # io_uring zero-copy receive at MTU 1500, then at MTU 9000 with 16 KiB
-# net_iovs, the peer paced, then through igb_rs and the C igb without
-# devmem, paced too; BENCH_VERBOSE=1 adds the guest's busy time, as -guest
+# net_iovs, then through igb_rs and the C igb without devmem, the peer
+# paced in each; BENCH_VERBOSE=1 adds the guest's busy time, as -guest
 # lines);
 # the devmem-tx lines from its bench-tx suite (harness/guest/bench_tx.sh:
 # devmem sendmsg() calls a second, and the sender's CPU per KiB for a
@@ -160,8 +160,8 @@ EXTRA_CONFIG="${EXTRA_CONFIG:-} $BENCH_CONFIG CONFIG_NET_DEVMEM_RUST_BENCH=y" "$
 "$HARNESS_DIR/kselftest.sh" >/dev/null
 res=$CACHE_DIR/bench
 append=${VM_APPEND:-}
-# bench-rx (about 140 runs of 64 or 256 MiB in its three passes, six driver
-# rebinds) needs more than vm.sh's default time.
+# bench-rx (about 110 runs of 256 MiB and 20 of 1 GiB in its three
+# passes, six driver rebinds) needs more than vm.sh's default time.
 # HOST_CPU=1: the host reads the vCPU threads' on-CPU time around each
 # run (harness/hostcpu.sh): the figure of every receive and transmit line.
 HOST_CPU=1 KERNEL_IMAGE=$KBUILD_OUT/arch/x86/boot/bzImage VM_APPEND=$append \

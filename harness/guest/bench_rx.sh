@@ -17,26 +17,27 @@
 # zero-copy receive on the same queue, rule and header split: zcrx (the
 # area in user memory) and zcrx-dmabuf (the area a udmabuf of the same
 # size as devmem's), buffers given back through the refill ring. The
-# peer (ns-remote, virtio-net)
-# sends with tcp_sendfile (harness/guest/tcp_sendfile.c: sendfile() from
-# a memfd, no copy from user space), BENCH_RX_MB MiB a run (64) over N
-# flows to one port.
+# peer (ns-remote, virtio-net) sends with tcp_sendfile
+# (harness/guest/tcp_sendfile.c: sendfile() from a memfd, no copy from
+# user space), BENCH_RX_MB MiB a run (256) over N flows to one port,
+# paced to BENCH_RX_STANDARD_MBPS (500) Mbit/s in all, below what every
+# mode receives unpaced here, for the reason the drivers pass gives
+# (below): unpaced, copy sets its own rate (its receiver is the
+# bottleneck) and devmem and zcrx the sender's, and a receiver's CPU per
+# KiB falls as its load rises, so that the ratios would compare two
+# loads, and each round's devmem figure would follow its rate. A run then
+# lasts about four seconds: 64 MiB unpaced took half a second, short
+# enough for a stall of the host to move a round's figure by a third. A
+# round in which a mode received less than 90% of the offered rate has
+# no ratio with it (n/a).
 #
 # jumbo: the same at MTU 9000 on both ends, with 16 KiB net_iovs (the
 # binding's rx-page-size 16384, zcrx's rx_buf_len; the udmabuf and the
 # zcrx area of every mode then come from 2 MiB huge pages): a frame's
 # payload lands in one net_iov, where copy and trunc take it from several
 # 2 KiB halves of host pages. Five modes (devmem-trunc left out): 50
-# timed runs to the standard pass's 60, of 256 MiB each: 64 MiB take
-# about half a second here, short enough for a stall of the host to
-# move a round's figure by a third. The peer paces its flows to
-# BENCH_RX_JUMBO_MBPS (500) Mbit/s in all, below what every mode receives
-# unpaced here, for the reason the drivers pass gives (below): unpaced,
-# copy sets its own rate (its receiver is the bottleneck) and devmem and
-# zcrx the sender's, near twice copy's, and a receiver's CPU per KiB falls
-# as its load rises, so that the ratios compared two loads, and each
-# round's devmem figure followed its rate. A round in which a mode
-# received less than 90% of the offered rate has no ratio with it (n/a).
+# timed runs to the standard pass's 60, of 256 MiB each, paced the same
+# way, to BENCH_RX_JUMBO_MBPS (500) Mbit/s.
 #
 # drivers: igb_rs against the C igb on the same rig, sender and flows,
 # without devmem, at MTU 1500: each round runs every flow count on one
@@ -62,10 +63,11 @@
 # either driver receives unpaced here: a receiver's CPU per KiB falls as
 # its load rises (more frames an interrupt and a poll), and an unpaced
 # sender's rate follows the host's scheduling of its vCPU, which differs
-# from run to run by more than the drivers differ. A run carries 256 MiB,
-# about four seconds at that rate. A round in which a
-# driver received less than 90% of the offered rate has no ratio (n/a),
-# so its goal is not met.
+# from run to run by more than the drivers differ. A run carries 1 GiB,
+# about seventeen seconds at that rate: a run of four seconds can drift
+# with the host by a fifth, further than the drivers differ. A round in
+# which a driver received less than 90% of the offered rate has no ratio
+# (n/a), so its goal is not met.
 #
 # Every mode of a pass runs on the same device configuration, set once
 # for the pass and undone at its end; in the standard and jumbo passes:
@@ -95,7 +97,7 @@
 #   devmem-rx-trunc: devmem-trunc D ns/KiB, trunc C ns/KiB, ratio devmem-trunc/trunc R
 #   devmem-rx-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%); other QEMU threads: ...
 #   devmem-rx-zcrx: zcrx Z ns/KiB (peer busy P%), zcrx-dmabuf Y ns/KiB (peer busy Q%), devmem A ns/KiB, ratio zcrx/devmem R, zcrx-dmabuf/devmem S, copy/zcrx T
-#   devmem-rx: devmem X Mbit/s, copy Y Mbit/s, ratio R
+#   devmem-rx-rate: offered O Mbit/s, received devmem X Mbit/s, copy Y Mbit/s, ...
 #   goal: copy/devmem at least 1.3 (MTU 1500, N flow(s)): met|NOT met (each round's ratio)
 #
 # jumbo (and devmem-rx-jumbo-trunc if BENCH_RX_MODES has devmem-trunc):
@@ -103,6 +105,7 @@
 #   devmem-rx-jumbo: devmem A ns/KiB, copy B ns/KiB, trunc C ns/KiB, ratio copy/devmem R, devmem/trunc T
 #   devmem-rx-jumbo-peer: devmem A ns/KiB (busy P%), copy B ns/KiB (busy Q%), trunc C ns/KiB (busy S%); other QEMU threads: ...
 #   devmem-rx-jumbo-zcrx: zcrx Z ns/KiB (peer busy P%), zcrx-dmabuf ..., devmem A ns/KiB, ratio zcrx/devmem R, ...
+#   devmem-rx-jumbo-rate: offered O Mbit/s, received devmem X Mbit/s, copy Y Mbit/s, ...
 #   goal: copy/devmem at least 3 (MTU 9000, N flow(s)): ...
 #
 # drivers (rust: igb_rs, c: the C igb):
@@ -172,9 +175,9 @@ if [ $# -eq 0 ]; then
 fi
 PASS=$1
 case "$PASS" in
-standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc zcrx zcrx-dmabuf' mb=64 ;;
+standard) mtu=1500 page='' flows='1 4' modes='devmem copy trunc devmem-trunc zcrx zcrx-dmabuf' mb=256 ;;
 jumbo) mtu=9000 page=16384 flows='1 4' modes='devmem copy trunc zcrx zcrx-dmabuf' mb=256 ;;
-drivers) mtu=1500 page='' flows='1 4' modes=trunc mb=256 ;;
+drivers) mtu=1500 page='' flows='1 4' modes=trunc mb=1024 ;;
 profile | profile-devmem | profile-drivers) mtu=1500 page='' flows=1 modes='devmem devmem-trunc trunc copy zcrx' mb=64 ;;
 check) mtu=1500 page='' flows='1 4' modes=devmem mb=64 ;;
 *)
@@ -202,7 +205,8 @@ PAGE=${BENCH_RX_PAGE-$page}
 RUST_DRV=igb_rs
 C_DRV=igb
 DRIVER_MBPS=${BENCH_RX_DRIVER_MBPS:-500}
-# The jumbo pass's offered load (see the jumbo pass above).
+# The standard and jumbo passes' offered loads (see those passes above).
+STANDARD_MBPS=${BENCH_RX_STANDARD_MBPS:-500}
 JUMBO_MBPS=${BENCH_RX_JUMBO_MBPS:-500}
 # 1: the drivers pass sends each flow's ACKs by its own queue pair
 # (xps_rxqs, set_xps_rxqs); 0: by the queue the socket's hash picks.
@@ -690,10 +694,9 @@ modes_pass() {
 		fi
 	done
 	pick_cpus
-	if [ "$PASS" = jumbo ]; then
-		PACE=$JUMBO_MBPS
-		log "the peer sends $PACE Mbit/s in the timed runs"
-	fi
+	PACE=$STANDARD_MBPS
+	[ "$PASS" = jumbo ] && PACE=$JUMBO_MBPS
+	log "the peer sends $PACE Mbit/s in the timed runs"
 
 	# Round by round, every mode once for each flow count, the modes'
 	# order rotating: the host's load drifts, and a fixed order would give
@@ -706,16 +709,13 @@ modes_pass() {
 				timed "${modes[$(((i + r - 1) % ${#modes[@]}))]}" "$n" "$r"
 			done
 			SHORT=' '
-			if [ -n "$PACE" ]; then
-				for mode in "${modes[@]}"; do
-					kept_up "$n" "$mode" || SHORT+="$mode "
-				done
-			fi
+			for mode in "${modes[@]}"; do
+				kept_up "$n" "$mode" || SHORT+="$mode "
+			done
 			paired copy/devmem copy devmem cpu
 			paired devmem/trunc devmem trunc cpu
 			paired devmem-trunc/trunc devmem-trunc trunc cpu
 			paired "devmem-trunc/trunc host" devmem-trunc trunc host
-			add "$n devmem/copy mbps" "$(div "${ROUND[$n devmem mbps]:-}" "${ROUND[$n copy mbps]:-}")"
 			paired "copy/devmem host" copy devmem host
 			paired "devmem/trunc host" devmem trunc host
 			paired "zcrx/devmem host" zcrx devmem host
@@ -723,16 +723,19 @@ modes_pass() {
 			paired "copy/zcrx host" copy zcrx host
 		done
 	done
+	local offered=$PACE
 	PACE=
 
 	teardown || fail=1
 
 	if [ "$PASS" = jumbo ]; then
 		cpu_line=devmem-rx-jumbo trunc_line=devmem-rx-jumbo-trunc
-		peer_line=devmem-rx-jumbo-peer rate_line='' zcrx_line=devmem-rx-jumbo-zcrx
+		peer_line=devmem-rx-jumbo-peer zcrx_line=devmem-rx-jumbo-zcrx
+		rate_line=devmem-rx-jumbo-rate
 	else
 		cpu_line=devmem-rx-cpu trunc_line=devmem-rx-trunc
-		peer_line=devmem-rx-peer rate_line=devmem-rx zcrx_line=devmem-rx-zcrx
+		peer_line=devmem-rx-peer zcrx_line=devmem-rx-zcrx
+		rate_line=devmem-rx-rate
 	fi
 	for n in $FLOWS; do
 		sfx=
@@ -749,11 +752,7 @@ modes_pass() {
 			echo "$zcrx_line: zcrx $(sp "zcrx host") ns/KiB (peer busy $(med "zcrx host busy")%)$(zcrx_dmabuf), devmem $(sp "devmem host") ns/KiB, ratio zcrx/devmem $(spr "zcrx/devmem host")$(zcrx_dmabuf ratio), copy/zcrx $(spr "copy/zcrx host")$sfx"
 			;;
 		esac
-		if [ -n "$rate_line" ]; then
-			echo "$rate_line: devmem $(sp "devmem mbps") Mbit/s, copy $(sp "copy mbps") Mbit/s, ratio $(spr "devmem/copy mbps")$sfx"
-		else
-			echo "$cpu_line-rate: offered $JUMBO_MBPS Mbit/s, received$(received)$sfx"
-		fi
+		echo "$rate_line: offered $offered Mbit/s, received$(received)$sfx"
 		if [ -n "${BENCH_VERBOSE:-}" ]; then
 			echo "$cpu_line-guest: devmem $(sp "devmem cpu") ns/KiB, copy $(sp "copy cpu") ns/KiB, trunc $(sp "trunc cpu") ns/KiB, ratio copy/devmem $(spr copy/devmem), devmem/trunc $(spr devmem/trunc); peer: devmem $(sp "devmem peer"), copy $(sp "copy peer"), trunc $(sp "trunc peer") ns/KiB (the guest's busy time, which under TCG counts the vCPU's waits for a host CPU)$sfx"
 		fi

@@ -34,7 +34,7 @@
 #   devmem-tx-cpu: <mode> rust <ns/KiB>, c <ns/KiB>, ratio rust/c <r>; sink busy rust <p>%, c <q>%; sent rust <Mbit/s>, c <Mbit/s> (MTU <m>, <n> flows)
 #   devmem-tx-cpu-modes: rust core devmem/send <r>, devmem/zerocopy <r> (MTU <m>, <n> flows)
 #   devmem-tx-cpu-boots: c <r>, rust <r> (MTU <m>, <n> flows)
-#   goal: <what> (<where>): met|NOT met (<each round's figure>)
+#   goal: <what> (<where>): met|NOT met (<each round's figure>)[; <control>: <lo>-<hi>]
 #
 # The first from the in-kernel benchmark at boot; driver-tcp-stream from
 # the guest's bench-net suite (harness/guest/bench_net.sh); the devmem-rx
@@ -51,7 +51,9 @@
 # put together by harness/benchtx.py; the boots line is each core's later
 # boot over its earlier one, round by round: how far two boots of one
 # kernel differ, the yardstick for the ratios between the cores. The
-# goals come last, each met only when every round meets it.
+# goals come last, each met only when every round meets it; a TX goal
+# between the cores ends with its control's lowest and highest round
+# (benchtx.py).
 #
 # PROFILE=1 adds a boot of the same kernel whose QEMU counts the guest's
 # instructions (harness/insncount.c, a TCG plugin built here) for the

@@ -26,13 +26,17 @@ for the ratios between the cores (none without two boots of a core).
 and the goals, each met only when every round (every pair's round, for
 a ratio between the cores) meets it:
 
-  goal: rust core at most c on devmem-tx-cpu (MTU U, N flows): met|NOT met (R ...)
-  goal: rust core at least c on devmem-tx-send (N threads): met|NOT met (R ...)
+  goal: rust core at most c on devmem-tx-cpu (MTU U, N flows): met|NOT met (R ...); send and zerocopy, which never reach the core: LO-HI
+  goal: rust core at least c on devmem-tx-send (N threads): met|NOT met (R ...); two boots of one kernel: LO-HI
   goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, N flows): met|NOT met (R ...)
 
 The send and zerocopy modes do not reach the devmem core: their ratio
 rust/c is the two boots' difference alone, and says how far to trust the
-devmem mode's. Exits 1 when a TAP has no round lines.
+devmem mode's; the cpu goal ends with their lowest and highest round.
+The calls pass has no such mode: its goal ends with the lowest and
+highest ratio of a core's later boot over its earlier one (none without
+two boots of a core).
+Exits 1 when a TAP has no round lines.
 
     benchtx.py --profile CORE:DIR CORE:DIR [--object CORE:OBJ ...]
 
@@ -120,22 +124,31 @@ def pair_ratios(rust_boots, c_boots, key, value):
     return out
 
 
-def boot_ratios(boots, keys):
+def boot_ratios(boots, keys, value=lambda v: v[0]):
     """Round by round, each boot of a core over the one before it, in
     every case of keys."""
     out = []
     for earlier, later in zip(boots, boots[1:]):
         for key in keys:
             for a, b in zip(later.get(key, []), earlier.get(key, [])):
-                out.append(a[0] / b[0] if a[0] > 0 and b[0] > 0 else float("nan"))
+                a, b = value(a), value(b)
+                out.append(a / b if a > 0 and b > 0 else float("nan"))
     return out
 
 
-def goal(text, ratios, ok):
+def goal(text, ratios, ok, control=None):
+    """control: (what, ratios) that no difference between the cores can
+    move, printed after the rounds as their lowest and highest."""
     if not ratios:
         return f"goal: {text}: NOT met (no rounds)"
     verdict = "met" if all(ok(r) for r in ratios) else "NOT met"
-    return f"goal: {text}: {verdict} ({' '.join(fmt(r, True) for r in ratios)})"
+    line = f"goal: {text}: {verdict} ({' '.join(fmt(r, True) for r in ratios)})"
+    if control:
+        what, vals = control
+        vals = [v for v in vals if not math.isnan(v)]
+        if vals:
+            line += f"; {what}: {fmt(min(vals), True)}-{fmt(max(vals), True)}"
+    return line
 
 
 def plural(n, one, many):
@@ -278,18 +291,24 @@ def main(argv):
         lines.append(f"devmem-tx-send: rust {spread(all_of('rust', key))} calls/s, "
                      f"c {spread(all_of('c', key))} calls/s, "
                      f"ratio rust/c {spread(ratios, True)} ({unit})")
+        same = [r for core in boots for r in boot_ratios(boots[core], [key], lambda v: v)]
         goals.append(goal(f"rust core at least c on devmem-tx-send ({unit})",
-                          ratios, lambda r: r >= 1.0))
+                          ratios, lambda r: r >= 1.0, ("two boots of one kernel", same)))
     cpu = {k for k in keys if k[0] == "cpu"}
     cases = sorted({(k[2], k[3]) for k in cpu})
     modes = ["send", "zerocopy", "devmem"]
     for mtu, flows in cases:
         where = f"MTU {mtu}, {plural(flows, 'flow', 'flows')}"
+        # The same boots' rust/c in the modes that never reach the core:
+        # what the devmem mode's rounds would spread over with cores alike.
+        control = []
         for mode in modes:
             key = ("cpu", mode, mtu, flows)
             if key not in cpu:
                 continue
             ratios = pair_ratios(boots["rust"], boots["c"], key, lambda v: v[0])
+            if mode != "devmem":
+                control += ratios
             busy = {core: statistics.median([b for b in all_of(core, key, lambda v: v[1])
                                              if not math.isnan(b)] or [float("nan")])
                     for core in boots}
@@ -301,7 +320,8 @@ def main(argv):
                          f"sent rust {sent['rust']} Mbit/s, c {sent['c']} Mbit/s ({where})")
             if mode == "devmem":
                 goals.append(goal(f"rust core at most c on devmem-tx-cpu ({where})",
-                                  ratios, lambda r: r <= 1.0))
+                                  ratios, lambda r: r <= 1.0,
+                                  ("send and zerocopy, which never reach the core", control)))
         # devmem against the host-memory modes on the Rust core, round by
         # round within each boot.
         parts = []

@@ -65,21 +65,41 @@ class BenchTx(unittest.TestCase):
 
     def test_a_goal_is_met_only_when_every_round_meets_it(self):
         _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 1200])])
-        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (0.50 1.50)', out)
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (0.50 1.50); '
+                      'send and zerocopy, which never reach the core: 1.00-1.00', out)
         self.assertIn('goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, 1 flow): NOT met '
                       '(0.40 1.20)', out)
         _, out = run(['c:' + boot([800, 800]), 'rust:' + boot([400, 700])])
-        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): met (0.50 0.88)', out)
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): met (0.50 0.88); '
+                      'send and zerocopy, which never reach the core: 1.00-1.00', out)
         self.assertIn('goal: devmem at most send on devmem-tx-cpu, rust core (MTU 9000, 1 flow): met '
                       '(0.40 0.70)', out)
         self.assertIn('goal: rust core at least c on devmem-tx-send (4 threads): met (1.00 1.00)', out)
+        # Two boots of each core: the calls goal names their spread, the
+        # C core's later boot 1.10 and 1.00 of its earlier one.
+        _, out = run(['c:' + boot([800]), 'rust:' + boot([800]),
+                      'c:' + boot([800], calls=(5500, 5200)), 'rust:' + boot([800])])
+        self.assertIn('goal: rust core at least c on devmem-tx-send (4 threads): NOT met '
+                      '(1.00 1.00 0.91 1.00); two boots of one kernel: 1.00-1.10', out)
+
+    def test_the_cpu_goal_names_the_spread_of_the_modes_the_core_never_sees(self):
+        # send and zerocopy rust/c, round by round over both pairs: 1.10,
+        # 0.90 (pair 1), 0.80, 1.20 (pair 2); devmem's rounds beside them.
+        rc, out = run(['c:' + boot([800, 800], send=1000, zerocopy=1000),
+                       'rust:' + boot([880, 880], send=1100, zerocopy=900),
+                       'c:' + boot([800, 800], send=1000, zerocopy=1000),
+                       'rust:' + boot([840, 840], send=800, zerocopy=1200)])
+        self.assertEqual(rc, 0)
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met '
+                      '(1.10 1.10 1.05 1.05); send and zerocopy, which never reach the core: 0.80-1.20', out)
 
     def test_a_round_without_a_figure_keeps_its_place_and_fails_its_goal(self):
         # Round 1 of the Rust boot fell short of the offered load (n/a):
         # round 2 still meets round 2, and the goal sees the gap.
         rust = boot(['n/a', 600])
         _, out = run(['c:' + boot([800, 1200]), 'rust:' + rust])
-        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (n/a 0.50)', out)
+        self.assertIn('goal: rust core at most c on devmem-tx-cpu (MTU 9000, 1 flow): NOT met (n/a 0.50); '
+                      'send and zerocopy, which never reach the core: 1.00-1.00', out)
         self.assertIn('devmem-tx-cpu: devmem rust 600 [600-600] ns/KiB, c 1000 [800-1200] ns/KiB, '
                       'ratio rust/c 0.50 [0.50-0.50]; sink busy rust 40%, c 40%; sent rust 900 [900-900] Mbit/s, c 900 [900-900] Mbit/s (MTU 9000, 1 flow)', out)
 
